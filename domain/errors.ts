@@ -1,0 +1,232 @@
+/**
+ * Every error a client can see: one tagged failure per code of SPEC.md's error table, each carrying the
+ * HTTP status and `type` that table gives. The wire envelope `{error:{message,type,code,param?,details?,issues?}}`
+ * is built from this table in one place (src/http/errorEnvelope.ts); nothing else decides a status or a code.
+ */
+import { Schema } from "effect"
+
+export const ErrorType = Schema.Literal(
+  "invalid_request_error",
+  "validation_error",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "insufficient_quota",
+  "rate_limit_error",
+  "server_error"
+)
+export type ErrorType = typeof ErrorType.Type
+
+interface ErrorSpec {
+  readonly code: string
+  readonly status: number
+  readonly type: ErrorType
+}
+
+/** SPEC.md "Errors", keyed by the tag of the failure class. */
+export const ErrorTable = {
+  Unauthorized: { code: "unauthorized", status: 401, type: "invalid_request_error" },
+  Forbidden: { code: "forbidden", status: 403, type: "forbidden" },
+  OrgRoleRequired: { code: "org_role_required", status: 403, type: "forbidden" },
+  InvalidSignature: { code: "invalid_signature", status: 401, type: "invalid_request_error" },
+  SignatureReused: { code: "signature_reused", status: 409, type: "invalid_request_error" },
+  InvalidApiKey: { code: "invalid_api_key", status: 401, type: "invalid_request_error" },
+  ApiKeyFrozen: { code: "api_key_frozen", status: 403, type: "forbidden" },
+  ApiKeyRevoked: { code: "api_key_revoked", status: 401, type: "invalid_request_error" },
+  InvalidAppGrant: { code: "invalid_app_grant", status: 401, type: "invalid_request_error" },
+  AppGrantFrozen: { code: "app_grant_frozen", status: 403, type: "forbidden" },
+  AppGrantRevoked: { code: "app_grant_revoked", status: 401, type: "invalid_request_error" },
+  ModelRestricted: { code: "model_restricted", status: 403, type: "forbidden" },
+  BadRequest: { code: "bad_request", status: 400, type: "invalid_request_error" },
+  // The type of validation_failed depends on the failure: see ValidationFailed below.
+  ValidationFailed: { code: "validation_failed", status: 422, type: "validation_error" },
+  MethodNotAllowed: { code: "method_not_allowed", status: 405, type: "invalid_request_error" },
+  PayloadTooLarge: { code: "payload_too_large", status: 413, type: "invalid_request_error" },
+  NotFound: { code: "not_found", status: 404, type: "not_found" },
+  AlreadyExists: { code: "already_exists", status: 409, type: "conflict" },
+  Conflict: { code: "conflict", status: 409, type: "conflict" },
+  InvitationExpired: { code: "invitation_expired", status: 409, type: "conflict" },
+  InvitationRevoked: { code: "invitation_revoked", status: 409, type: "conflict" },
+  InvitationAlreadyAccepted: { code: "invitation_already_accepted", status: 409, type: "conflict" },
+  InsufficientBalance: { code: "insufficient_balance", status: 402, type: "insufficient_quota" },
+  SpendingLimitReached: { code: "spending_limit_reached", status: 429, type: "rate_limit_error" },
+  AllKeysExhausted: { code: "all_keys_exhausted", status: 502, type: "server_error" },
+  RateLimited: { code: "rate_limited", status: 429, type: "rate_limit_error" },
+  StreamInterrupted: { code: "stream_interrupted", status: 500, type: "server_error" },
+  ContractError: { code: "contract_error", status: 500, type: "server_error" },
+  InternalError: { code: "internal_error", status: 500, type: "server_error" },
+  ServiceUnavailable: { code: "service_unavailable", status: 503, type: "server_error" }
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorTag = keyof typeof ErrorTable
+export type ErrorCode = (typeof ErrorTable)[ErrorTag]["code"]
+
+/** One offending field of a request that failed schema validation. */
+export const ValidationIssue = Schema.Struct({
+  param: Schema.String.annotations({ description: "Dotted path of the field, e.g. `messages.0.role`" }),
+  path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  message: Schema.String
+}).annotations({ identifier: "ValidationIssue" })
+export type ValidationIssue = typeof ValidationIssue.Type
+
+const GenericDetails = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const fields = {
+  message: Schema.String,
+  param: Schema.optional(Schema.String),
+  details: Schema.optional(GenericDetails)
+}
+
+const withDetails = <D extends Schema.Schema.Any>(details: D) => ({
+  message: Schema.String,
+  param: Schema.optional(Schema.String),
+  details: details
+})
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
+
+export const OrganizationRole = Schema.Literal("owner", "admin", "member")
+export class OrgRoleRequired extends Schema.TaggedError<OrgRoleRequired>()(
+  "OrgRoleRequired",
+  withDetails(Schema.Struct({ minimumRole: OrganizationRole, actualRole: OrganizationRole }))
+) {}
+
+export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", fields) {}
+export class SignatureReused extends Schema.TaggedError<SignatureReused>()("SignatureReused", fields) {}
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", fields) {}
+export class ApiKeyFrozen extends Schema.TaggedError<ApiKeyFrozen>()("ApiKeyFrozen", fields) {}
+export class ApiKeyRevoked extends Schema.TaggedError<ApiKeyRevoked>()("ApiKeyRevoked", fields) {}
+export class InvalidAppGrant extends Schema.TaggedError<InvalidAppGrant>()("InvalidAppGrant", fields) {}
+export class AppGrantFrozen extends Schema.TaggedError<AppGrantFrozen>()("AppGrantFrozen", fields) {}
+export class AppGrantRevoked extends Schema.TaggedError<AppGrantRevoked>()("AppGrantRevoked", fields) {}
+export class ModelRestricted extends Schema.TaggedError<ModelRestricted>()("ModelRestricted", fields) {}
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
+
+/**
+ * 422 in both of its kinds: a body failing schema validation carries `issues` (type `validation_error`);
+ * a parsed request refused afterwards has none (type `invalid_request_error`).
+ */
+export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", {
+  ...fields,
+  issues: Schema.optional(Schema.Array(ValidationIssue))
+}) {
+  get type(): ErrorType {
+    return this.issues === undefined ? "invalid_request_error" : "validation_error"
+  }
+
+  /** `param` names the field when every issue is about the same one. */
+  static fromIssues(issues: ReadonlyArray<ValidationIssue>): ValidationFailed {
+    const params = new Set(issues.map((issue) => issue.param))
+    const [only] = params
+    const summary = issues.map((issue) => `${issue.param === "" ? "request" : issue.param}: ${issue.message}`)
+    return new ValidationFailed({
+      message: `Invalid request: ${summary.join("; ")}`,
+      issues,
+      ...(params.size === 1 && only !== undefined && only !== "" ? { param: only } : {})
+    })
+  }
+}
+
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
+  "MethodNotAllowed",
+  withDetails(Schema.Struct({ allow: Schema.Array(Schema.String) }))
+) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", fields) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
+export class InvitationExpired extends Schema.TaggedError<InvitationExpired>()("InvitationExpired", fields) {}
+export class InvitationRevoked extends Schema.TaggedError<InvitationRevoked>()("InvitationRevoked", fields) {}
+export class InvitationAlreadyAccepted
+  extends Schema.TaggedError<InvitationAlreadyAccepted>()("InvitationAlreadyAccepted", fields)
+{}
+export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", fields) {}
+
+export const SpendingScope = Schema.Literal("key_daily", "key_monthly", "account_daily", "account_weekly", "account_monthly")
+export class SpendingLimitReached extends Schema.TaggedError<SpendingLimitReached>()(
+  "SpendingLimitReached",
+  withDetails(Schema.Struct({ scope: SpendingScope }))
+) {}
+
+export class AllKeysExhausted extends Schema.TaggedError<AllKeysExhausted>()("AllKeysExhausted", fields) {}
+export class RateLimited extends Schema.TaggedError<RateLimited>()(
+  "RateLimited",
+  withDetails(Schema.Struct({ retryAfterSeconds: Schema.Number }))
+) {}
+export class StreamInterrupted extends Schema.TaggedError<StreamInterrupted>()("StreamInterrupted", fields) {}
+
+export const ChainFailureReason = Schema.Literal(
+  "contributor_frozen",
+  "contract_rejected",
+  "relayer_unfunded",
+  "chain_unavailable",
+  "confirmation_pending"
+)
+export class ContractError extends Schema.TaggedError<ContractError>()(
+  "ContractError",
+  withDetails(Schema.Struct({ chainFailure: Schema.Struct({ reason: ChainFailureReason }) }))
+) {}
+
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+
+/** Every error class, in the order of SPEC.md's table. */
+export const ApiErrorClasses = [
+  Unauthorized,
+  Forbidden,
+  OrgRoleRequired,
+  InvalidSignature,
+  SignatureReused,
+  InvalidApiKey,
+  ApiKeyFrozen,
+  ApiKeyRevoked,
+  InvalidAppGrant,
+  AppGrantFrozen,
+  AppGrantRevoked,
+  ModelRestricted,
+  BadRequest,
+  ValidationFailed,
+  MethodNotAllowed,
+  PayloadTooLarge,
+  NotFound,
+  AlreadyExists,
+  Conflict,
+  InvitationExpired,
+  InvitationRevoked,
+  InvitationAlreadyAccepted,
+  InsufficientBalance,
+  SpendingLimitReached,
+  AllKeysExhausted,
+  RateLimited,
+  StreamInterrupted,
+  ContractError,
+  InternalError,
+  ServiceUnavailable
+] as const
+
+export type ApiErrorClass = (typeof ApiErrorClasses)[number]
+export type ApiError = InstanceType<ApiErrorClass>
+
+const classByTag = new Map<string, ApiErrorClass>(ApiErrorClasses.map((cls) => [cls._tag, cls]))
+
+export const isApiError = (u: unknown): u is ApiError => {
+  if (typeof u !== "object" || u === null || !("_tag" in u) || typeof u._tag !== "string") return false
+  const cls = classByTag.get(u._tag)
+  return cls !== undefined && u instanceof cls
+}
+
+export interface ResolvedErrorSpec {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly type: ErrorType
+}
+
+/** The status, type and code a failure is shown with. */
+export const errorSpec = (error: ApiError): ResolvedErrorSpec => {
+  const spec = ErrorTable[error._tag]
+  return { code: spec.code, status: spec.status, type: error instanceof ValidationFailed ? error.type : spec.type }
+}

@@ -1,0 +1,72 @@
+/**
+ * The HTTP server: the API with its handlers, the request pipeline, and a Node listener.
+ */
+import { HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { AppConfig } from "../services/platform/AppConfig.ts"
+import { ServiceStatus } from "../services/platform/ServiceStatus.ts"
+import { ServerApi } from "../src/api/ServerApi.ts"
+import { DocsHandlers } from "../src/handlers/docs.ts"
+import { ServiceHandlers } from "../src/handlers/service.ts"
+import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
+import { requestPipeline } from "../src/http/pipeline.ts"
+import { makeRouteTable } from "../src/http/routeTable.ts"
+
+/** Handlers of every group of ServerApi. */
+export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers).pipe(
+  Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default])
+)
+
+/**
+ * Serves `api` (ServerApi, or in tests ServerApi plus extra groups under the same id) on whatever
+ * HttpServer is provided.
+ */
+export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<"server", Groups, E, R>
+) => {
+  const pipeline = Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) =>
+      HttpApiBuilder.middleware(requestPipeline({ trustProxy: config.trustProxy, routes: makeRouteTable(api) }))
+    )
+  )
+  return HttpApiBuilder.serve().pipe(
+    Layer.provide(pipeline),
+    Layer.provide(HttpApiBuilder.api(api)),
+    Layer.provide(AppConfig.Default)
+  )
+}
+
+/**
+ * The Node listener on HOST:PORT. On shutdown it stops accepting, lets in-flight requests finish, and
+ * after SHUTDOWN_TIMEOUT_MS cuts whatever connections remain.
+ */
+export const NodeListenerLive = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const server = createServer({ keepAliveTimeout: 5_000 })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        server.closeIdleConnections()
+        setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref()
+      })
+    )
+    return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
+      Layer.tap((context) =>
+        Effect.gen(function* () {
+          const address = Context.get(context, HttpServer.HttpServer).address
+          if (address._tag === "TcpAddress") {
+            yield* Effect.logInfo(`listening on http://${address.hostname}:${address.port}`)
+          }
+        })
+      )
+    )
+  })
+).pipe(Layer.orDie)
+
+export const HttpServerLive = serveApi(ServerApi).pipe(
+  Layer.provide(HandlersLive),
+  Layer.provide(NodeListenerLive),
+  Layer.provide(AppConfig.Default)
+)

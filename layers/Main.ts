@@ -1,0 +1,24 @@
+/**
+ * The whole service: HTTP server over the database, with logging. One place picks every implementation.
+ */
+import type { HttpApi, HttpApiGroup } from "@effect/platform"
+import { Layer } from "effect"
+import { ServerApi } from "../src/api/ServerApi.ts"
+import { DatabaseLive } from "./Database.ts"
+import { HandlersLive, NodeListenerLive, serveApi } from "./HttpServer.ts"
+import { LoggingLive } from "./Logging.ts"
+import { AppConfig } from "../services/platform/AppConfig.ts"
+
+export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<"server", Groups, E, R>,
+  extraHandlers: Layer.Layer<never, never, never> = Layer.empty
+) =>
+  serveApi(api).pipe(
+    Layer.provide(Layer.merge(HandlersLive, extraHandlers)),
+    Layer.provide(NodeListenerLive),
+    Layer.provide(DatabaseLive),
+    Layer.provide(AppConfig.Default),
+    Layer.provide(LoggingLive)
+  )
+
+export const MainLive = makeMainLayer(ServerApi)

@@ -1,0 +1,9 @@
+/**
+ * Every migration, statically imported so the same record works under tsx, vitest and a bundle.
+ * Add a file `NNNN_name.ts` and one line here; ids only ever grow.
+ */
+import foundation from "./0001_foundation.ts"
+
+export const migrations = {
+  "0001_foundation": foundation
+}

@@ -1,0 +1,74 @@
+/**
+ * The one configuration module: every variable the service reads, with its default, through Effect Config.
+ * Secrets are Redacted so they never reach a log line. README.md lists the same table for operators.
+ */
+import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
+
+/** How far to trust X-Forwarded-For: not at all, the left-most address, or N proxies from the right. */
+export type TrustProxy = { readonly _tag: "None" } | { readonly _tag: "All" } | { readonly _tag: "Hops"; readonly hops: number }
+
+const trustProxy: Config.Config<TrustProxy> = Config.string("TRUST_PROXY").pipe(
+  Config.withDefault("false"),
+  Config.mapOrFail((raw): Either.Either<TrustProxy, ConfigError.ConfigError> => {
+    const value = raw.trim().toLowerCase()
+    if (value === "" || value === "false" || value === "0") return Either.right({ _tag: "None" })
+    if (value === "true") return Either.right({ _tag: "All" })
+    if (/^[1-9][0-9]?$/.test(value)) return Either.right({ _tag: "Hops", hops: Number(value) })
+    return Either.left(
+      ConfigError.InvalidData(["TRUST_PROXY"], `expected true, false or a number of proxy hops (1-99), got "${raw}"`)
+    )
+  })
+)
+
+/** An optional variable where an empty value means unset. */
+const optionalString = (name: string) =>
+  Config.option(Config.string(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
+
+const optionalSecret = (name: string) =>
+  optionalString(name).pipe(Config.map(Option.map((value) => Redacted.make(value))))
+
+const port = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a TCP port (0-65535)`, validation: (n) => n >= 0 && n <= 65535 })
+  )
+
+const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+  )
+
+export const LogFormat = ["pretty", "json"] as const
+export type LogFormat = (typeof LogFormat)[number]
+
+export const appConfig = Config.all({
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: port("PORT", 8080),
+  publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
+  trustProxy,
+  logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+  logFormat: Config.literal(...LogFormat)("LOG_FORMAT").pipe(
+    Config.withDefault<LogFormat>(process.stdout.isTTY ? "pretty" : "json")
+  ),
+  shutdownTimeoutMs: positiveInteger("SHUTDOWN_TIMEOUT_MS", 10_000),
+  database: Config.all({
+    url: optionalSecret("DATABASE_URL"),
+    poolSize: positiveInteger("DATABASE_POOL_SIZE", 10),
+    connectTimeoutMs: positiveInteger("DATABASE_CONNECT_TIMEOUT_MS", 5_000)
+  }),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  chain: Config.all({
+    rpcUrl: optionalSecret("RPC_URL"),
+    registryAddress: optionalString("REGISTRY_ADDRESS"),
+    chainId: positiveInteger("CHAIN_ID", 8453),
+    publisherPrivateKey: optionalSecret("PUBLISHER_PRIVATE_KEY"),
+    embeddedPort: port("EMBEDDED_CHAIN_PORT", 8545)
+  })
+})
+
+export type AppConfigShape = Config.Config.Success<typeof appConfig>
+
+export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
+  effect: appConfig
+}) {}

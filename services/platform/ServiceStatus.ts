@@ -1,0 +1,30 @@
+/**
+ * Readiness: the process answers and its database answers a trivial query in time.
+ */
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect } from "effect"
+import { ServiceUnavailable } from "../../domain/errors.ts"
+import { DatabaseInfo, orDieUnlessUnavailable } from "./Database.ts"
+
+const PING_TIMEOUT = Duration.seconds(3)
+
+export class ServiceStatus extends Effect.Service<ServiceStatus>()("ServiceStatus", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { backend } = yield* DatabaseInfo
+    const startedAt = new Date().toISOString()
+
+    const check = Effect.gen(function* () {
+      const before = performance.now()
+      yield* orDieUnlessUnavailable(sql`SELECT 1`).pipe(
+        Effect.timeoutFail({
+          duration: PING_TIMEOUT,
+          onTimeout: () => new ServiceUnavailable({ message: "The database did not answer in time." })
+        })
+      )
+      const latencyMs = Math.round((performance.now() - before) * 100) / 100
+      return { startedAt, database: { backend, latencyMs } }
+    })
+    return { check } as const
+  })
+}) {}

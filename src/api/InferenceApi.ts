@@ -1,0 +1,16 @@
+/**
+ * The inference API document, published separately from the public one (SPEC "Versioning" 2).
+ * Its endpoints are added here as the exchange is built.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AlwaysPossibleErrors } from "./shared.ts"
+
+export class InferenceApi extends HttpApi.make("inference")
+  .addError(AlwaysPossibleErrors[0])
+  .addError(AlwaysPossibleErrors[1])
+  .annotate(OpenApi.Title, "Compute Exchange Inference API")
+  .annotate(OpenApi.Version, "1.0")
+  .annotate(
+    OpenApi.Description,
+    "Chat inference in two wire formats over pooled provider capacity, billed from a credit balance."
+  ) {}

@@ -1,0 +1,23 @@
+/**
+ * Service operations: readiness for load balancers and operators.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+export const ServiceStatus = Schema.Struct({
+  status: Schema.Literal("ok"),
+  version: Schema.String,
+  startedAt: Schema.String.annotations({ description: "ISO-8601 instant this process started" }),
+  database: Schema.Struct({
+    backend: Schema.Literal("postgres", "pglite"),
+    latencyMs: Schema.Number.annotations({ description: "Round trip of a trivial query" })
+  })
+}).annotations({ identifier: "ServiceStatus" })
+
+export class ServiceGroup extends HttpApiGroup.make("service")
+  .add(
+    HttpApiEndpoint.get("status", "/v1/status")
+      .addSuccess(ServiceStatus)
+      .annotate(OpenApi.Summary, "Readiness: 200 when the service and its database answer, else 503")
+  )
+  .annotate(OpenApi.Title, "Service") {}

@@ -1,0 +1,167 @@
+/**
+ * The OpenAPI documents, generated once at start from the HttpApi definitions, and the bytes served for
+ * each format (aliases share the same bytes, so they are byte-identical by construction).
+ */
+import { OpenApi } from "@effect/platform"
+import { Option } from "effect"
+import { createHash } from "node:crypto"
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Path from "node:path"
+import { stringify as toYaml } from "yaml"
+import { InferenceApi } from "../api/InferenceApi.ts"
+import { PublicApi } from "../api/PublicApi.ts"
+
+type Json = Record<string, any>
+
+export const SERVICE_DESC_LINK = '</v1/openapi.yaml>; rel="service-desc"; type="text/yaml"'
+
+/** Paths of the documentation itself, which carry no service-desc link. */
+export const isDocumentationPath = (path: string): boolean =>
+  /^\/(v1\/)?openapi(\.[a-z.]+)?$/.test(path) || path === "/v1/docs" || path.startsWith("/v1/docs/")
+
+export interface ServedBody {
+  readonly body: string
+  readonly contentType: string
+  /** Weak validator: the bytes may be re-serialized identically by another replica. */
+  readonly etag: string
+}
+
+const served = (body: string, contentType: string): ServedBody => ({
+  body,
+  contentType,
+  etag: `W/"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`
+})
+
+const headerDoc = (description: string) => ({ description, schema: { type: "string" } })
+
+/** Removes the platform's built-in decode-error shape: decode failures are answered as 422 envelopes. */
+const dropPlatformDecodeError = (doc: Json) => {
+  const ref = "#/components/schemas/HttpApiDecodeError"
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const operation of Object.values<Json>(item)) {
+      const responses: Json = operation.responses ?? {}
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const schema = response.content?.["application/json"]?.schema
+        if (schema?.$ref === ref) {
+          delete responses[status]
+        } else if (Array.isArray(schema?.anyOf)) {
+          schema.anyOf = schema.anyOf.filter((member: Json) => member.$ref !== ref)
+          if (schema.anyOf.length === 1) response.content["application/json"].schema = schema.anyOf[0]
+        }
+      }
+    }
+  }
+  delete doc.components?.schemas?.HttpApiDecodeError
+}
+
+/** Documents the headers our middleware adds to every response. */
+const documentCommonHeaders = (doc: Json) => {
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
+    for (const operation of Object.values<Json>(item)) {
+      for (const response of Object.values<Json>(operation.responses ?? {})) {
+        response.headers = {
+          ...response.headers,
+          "X-Request-Id": headerDoc("Echo of the request's X-Request-Id, or an id the server assigned"),
+          ...(isDocumentationPath(path)
+            ? {
+                "Cache-Control": headerDoc("public, max-age=300, must-revalidate"),
+                ETag: headerDoc("Weak validator; send it back in If-None-Match to get 304"),
+                "Access-Control-Allow-Origin": headerDoc("*")
+              }
+            : { Link: headerDoc(`RFC 8631 service description: ${SERVICE_DESC_LINK}`) })
+        }
+      }
+    }
+  }
+}
+
+const finalize = (doc: OpenApi.OpenAPISpec, publicBaseUrl: Option.Option<string>): Json => {
+  const copy: Json = structuredClone(doc)
+  dropPlatformDecodeError(copy)
+  documentCommonHeaders(copy)
+  if (Option.isSome(publicBaseUrl)) copy.servers = [{ url: publicBaseUrl.value }]
+  return copy
+}
+
+const swaggerAssets = (() => {
+  let cached: { js: string; css: string } | undefined
+  return () => {
+    if (cached === undefined) {
+      const dir = Path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"))
+      cached = {
+        js: Fs.readFileSync(Path.join(dir, "swagger-ui-bundle.js"), "utf8"),
+        css: Fs.readFileSync(Path.join(dir, "swagger-ui.css"), "utf8")
+      }
+    }
+    return cached
+  }
+})()
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+/** JSON inside <script> must not be able to close the element. */
+const scriptSafeJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
+
+/** A self-contained page: the viewer's code and styles are inline, so it works with no internet access. */
+const swaggerPage = (doc: Json): string => {
+  const { js, css } = swaggerAssets()
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<meta name="viewport" content="width=device-width, initial-scale=1" />
+<title>${escapeHtml(String(doc.info?.title ?? "API"))} documentation</title>
+<style>${css}</style>
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script id="api-document" type="application/json">${scriptSafeJson(doc)}</script>
+<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
+<script>
+window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    spec: JSON.parse(document.getElementById("api-document").textContent),
+    dom_id: "#swagger-ui",
+    deepLinking: true
+  });
+};
+</script>
+</body>
+</html>
+`
+}
+
+export interface ApiDocuments {
+  readonly publicDocument: Json
+  readonly inferenceDocument: Json
+  readonly publicYaml: ServedBody
+  readonly publicJson: ServedBody
+  readonly inferenceYaml: ServedBody
+  readonly inferenceJson: ServedBody
+  readonly publicUi: () => ServedBody
+  readonly inferenceUi: () => ServedBody
+}
+
+const lazy = <A>(make: () => A): (() => A) => {
+  let value: A | undefined
+  return () => (value ??= make())
+}
+
+export const makeApiDocuments = (options: { readonly publicBaseUrl: Option.Option<string> }): ApiDocuments => {
+  const publicDocument = finalize(OpenApi.fromApi(PublicApi), options.publicBaseUrl)
+  const inferenceDocument = finalize(OpenApi.fromApi(InferenceApi), options.publicBaseUrl)
+  const yaml = (doc: Json) => served(toYaml(doc, { aliasDuplicateObjects: false, lineWidth: 0 }), "text/yaml; charset=utf-8")
+  const json = (doc: Json) => served(`${JSON.stringify(doc, null, 2)}\n`, "application/json; charset=utf-8")
+  return {
+    publicDocument,
+    inferenceDocument,
+    publicYaml: yaml(publicDocument),
+    publicJson: json(publicDocument),
+    inferenceYaml: yaml(inferenceDocument),
+    inferenceJson: json(inferenceDocument),
+    publicUi: lazy(() => served(swaggerPage(publicDocument), "text/html; charset=utf-8")),
+    inferenceUi: lazy(() => served(swaggerPage(inferenceDocument), "text/html; charset=utf-8"))
+  }
+}

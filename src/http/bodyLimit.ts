@@ -1,0 +1,126 @@
+/**
+ * The request-body ceiling (SPEC "Limits": 4194304 bytes), applied before anything parses the body.
+ * A declared Content-Length over the ceiling is refused without reading a byte; a body without one is
+ * counted while it streams and refused the moment it passes the ceiling. Nothing larger than the
+ * ceiling is ever held in memory, and the rest of an over-long body is discarded, not buffered.
+ */
+import { type HttpApp, HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Stream } from "effect"
+import type * as Http from "node:http"
+import { BadRequest, PayloadTooLarge } from "../../domain/errors.ts"
+import { renderError } from "./errorEnvelope.ts"
+
+export const MAX_BODY_BYTES = 4_194_304
+
+/** Bytes of an over-long body we are willing to read and throw away before dropping the connection. */
+const MAX_DISCARD_BYTES = 64 * 1024 * 1024
+
+const tooLarge = () =>
+  renderError(
+    new PayloadTooLarge({
+      message: `The request body exceeds the ${MAX_BODY_BYTES}-byte limit.`,
+      details: { limitBytes: MAX_BODY_BYTES }
+    })
+  )
+
+/** Reads and drops what is left of a refused body, so the connection can carry the 413 and live on. */
+const discardRest = (source: Http.IncomingMessage) => {
+  let discarded = 0
+  source.removeAllListeners("data")
+  source.on("data", (chunk: Buffer) => {
+    discarded += chunk.length
+    if (discarded > MAX_DISCARD_BYTES) source.socket.destroy()
+  })
+  source.resume()
+}
+
+type ReadOutcome = { readonly _tag: "Complete"; readonly body: Buffer } | { readonly _tag: "TooLarge" }
+
+const readWithin = (source: Http.IncomingMessage, limit: number) =>
+  Effect.async<ReadOutcome, Error>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        cleanup()
+        chunks.length = 0
+        discardRest(source)
+        resume(Effect.succeed({ _tag: "TooLarge" }))
+      } else {
+        chunks.push(chunk)
+      }
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed({ _tag: "Complete", body: Buffer.concat(chunks, size) }))
+    }
+    const onError = (error: Error) => {
+      cleanup()
+      resume(Effect.fail(error))
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    return Effect.sync(cleanup)
+  })
+
+/**
+ * The same request, answering body reads from the bytes already read. Everything else (headers, url,
+ * the response it is bound to) is the original's.
+ */
+const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: Buffer
+): HttpServerRequest.HttpServerRequest => {
+  const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
+  const text = Effect.sync(() => body.toString("utf8"))
+  return Object.create(request, {
+    text: { value: text },
+    json: {
+      value: Effect.flatMap(text, (content) =>
+        Effect.try({ try: () => (content === "" ? null : (JSON.parse(content) as unknown)), catch: decodeError })
+      )
+    },
+    arrayBuffer: {
+      value: Effect.sync(() => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer)
+    },
+    urlParamsBody: {
+      value: Effect.flatMap(text, (content) =>
+        Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(content)), catch: decodeError })
+      )
+    },
+    stream: { value: Stream.succeed(new Uint8Array(body)) },
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) =>
+        withBody(request.modify(options), body)
+    }
+  }) as HttpServerRequest.HttpServerRequest
+}
+
+const carriesBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const length = request.headers["content-length"]
+  return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
+}
+
+export const bodyLimit = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!carriesBody(request)) return yield* app
+    const source = NodeHttpServerRequest.toIncomingMessage(request)
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (declared > MAX_BODY_BYTES) {
+      discardRest(source)
+      return tooLarge()
+    }
+    const outcome = yield* Effect.either(readWithin(source, MAX_BODY_BYTES))
+    if (outcome._tag === "Left") return renderError(new BadRequest({ message: "The request body could not be read." }))
+    if (outcome.right._tag === "TooLarge") return tooLarge()
+    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, outcome.right.body))
+  }) as HttpApp.Default<E, R>

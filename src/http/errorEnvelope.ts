@@ -1,0 +1,98 @@
+/**
+ * The wire form of every error, built once from domain/errors.ts: `{error:{message,type,code,param?,details?,issues?}}`.
+ * Endpoints declare these schemas (so the OpenAPI documents show the envelope) and `renderError` is the only
+ * code that turns a failure into a response body.
+ */
+import { HttpApiSchema, HttpServerResponse } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  type ApiError,
+  type ApiErrorClass,
+  ErrorTable,
+  errorSpec,
+  MethodNotAllowed,
+  RateLimited,
+  ValidationFailed,
+  ValidationIssue
+} from "../../domain/errors.ts"
+
+/** The encoded envelope, as every client sees it. */
+export interface ErrorEnvelope {
+  readonly error: {
+    readonly message: string
+    readonly type: string
+    readonly code: string
+    readonly param?: string
+    readonly details?: unknown
+    readonly issues?: ReadonlyArray<ValidationIssue>
+  }
+}
+
+const identifierOf = (tag: string) => `${tag}Error`
+
+const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelope> => {
+  const spec = ErrorTable[cls._tag]
+  const isValidation = cls._tag === ValidationFailed._tag
+  const envelope = Schema.Struct({
+    error: Schema.Struct({
+      message: Schema.String,
+      type: isValidation ? Schema.Literal("validation_error", "invalid_request_error") : Schema.Literal(spec.type),
+      code: Schema.Literal(spec.code),
+      param: Schema.optional(Schema.String),
+      details: cls.fields.details,
+      ...(isValidation ? { issues: Schema.optional(Schema.Array(ValidationIssue)) } : {})
+    })
+  }).annotations({ identifier: identifierOf(cls._tag), description: `\`${spec.code}\`` })
+
+  const transformed = Schema.transform(envelope, Schema.typeSchema(cls as Schema.Schema<ApiError, unknown>), {
+    strict: false,
+    decode: ({ error }) => new (cls as unknown as new (props: unknown) => ApiError)(error),
+    encode: (failure: ApiError) => {
+      const { code, type } = errorSpec(failure)
+      const { details, issues, param } = failure as { details?: unknown; issues?: unknown; param?: string }
+      return {
+        error: {
+          message: failure.message,
+          type,
+          code,
+          ...(param === undefined ? {} : { param }),
+          ...(details === undefined ? {} : { details }),
+          ...(issues === undefined ? {} : { issues })
+        }
+      }
+    }
+  })
+  return transformed.annotations(HttpApiSchema.annotations({ status: spec.status })) as unknown as Schema.Schema<
+    ApiError,
+    ErrorEnvelope
+  >
+}
+
+const wireSchemas = new Map<string, Schema.Schema<ApiError, ErrorEnvelope>>()
+
+/** The wire schema of one error class: declare it on endpoints with `.addError(errorWire(NotFound))`. */
+export const errorWire = <C extends ApiErrorClass>(cls: C): Schema.Schema<InstanceType<C>, ErrorEnvelope> => {
+  let schema = wireSchemas.get(cls._tag)
+  if (schema === undefined) {
+    schema = makeWireSchema(cls)
+    wireSchemas.set(cls._tag, schema)
+  }
+  return schema as unknown as Schema.Schema<InstanceType<C>, ErrorEnvelope>
+}
+
+/** Headers some codes carry beside the body. */
+const headersFor = (error: ApiError): Record<string, string> => {
+  if (error instanceof MethodNotAllowed) return { allow: error.details.allow.join(", ") }
+  if (error instanceof RateLimited) return { "retry-after": String(Math.max(1, Math.ceil(error.details.retryAfterSeconds))) }
+  return {}
+}
+
+/** The one place a failure becomes a response. */
+export const renderError = (error: ApiError): HttpServerResponse.HttpServerResponse => {
+  const cls = error.constructor as ApiErrorClass
+  const body = Schema.encodeSync(errorWire(cls))(error)
+  return HttpServerResponse.unsafeJson(body, {
+    status: errorSpec(error).status,
+    headers: { "cache-control": "no-store", ...headersFor(error) }
+  })
+}

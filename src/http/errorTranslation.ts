@@ -1,0 +1,85 @@
+/**
+ * Turns whatever a request failed with into one of the domain errors, then renders it. Runs around the
+ * whole router (as HttpApi-level middleware), so it sees handler failures, decode failures, unknown routes
+ * and defects before the platform's own encoders would answer with their shapes.
+ */
+import { HttpApiError, HttpServerError, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { Cause, Effect } from "effect"
+import {
+  type ApiError,
+  BadRequest,
+  InternalError,
+  isApiError,
+  MethodNotAllowed,
+  NotFound,
+  ValidationFailed,
+  type ValidationIssue
+} from "../../domain/errors.ts"
+import { renderError } from "./errorEnvelope.ts"
+import { REQUEST_ID_HEADER } from "./requestContext.ts"
+import type { RouteTable } from "./routeTable.ts"
+
+const issuesOf = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<ValidationIssue> =>
+  error.issues.map((issue) => {
+    const path = issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment)))
+    return { param: path.join("."), path, message: issue.message }
+  })
+
+const pathOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const queryAt = request.url.indexOf("?")
+  return queryAt === -1 ? request.url : request.url.slice(0, queryAt)
+}
+
+const isMalformedBody = (u: unknown): u is HttpServerError.RequestError =>
+  HttpServerError.isServerError(u) && u._tag === "RequestError" && u.reason === "Decode"
+
+/** Classifies a failure; `undefined` when the cause is only an interruption (the client went away). */
+export const toApiError = (
+  cause: Cause.Cause<unknown>,
+  request: HttpServerRequest.HttpServerRequest,
+  routes: RouteTable
+): ApiError | undefined => {
+  if (Cause.isInterruptedOnly(cause)) return undefined
+  const failure = Cause.squash(cause)
+  if (isApiError(failure)) return failure
+  if (failure instanceof HttpApiError.HttpApiDecodeError) return ValidationFailed.fromIssues(issuesOf(failure))
+  if (failure instanceof HttpServerError.RouteNotFound) {
+    const path = pathOf(request)
+    const allow = routes.methodsAt(path)
+    return allow.length === 0
+      ? new NotFound({ message: `No such endpoint: ${request.method} ${path}` })
+      : new MethodNotAllowed({
+          message: `${request.method} is not supported on ${path}; use ${allow.join(", ")}`,
+          details: { allow }
+        })
+  }
+  if (isMalformedBody(failure)) {
+    return new BadRequest({
+      message:
+        failure.cause instanceof SyntaxError
+          ? "The request body is not valid JSON."
+          : "The request body could not be read."
+    })
+  }
+  const reference = request.headers[REQUEST_ID_HEADER]
+  return new InternalError({
+    message: `An unexpected error occurred.${reference === undefined ? "" : ` Reference: ${reference}.`}`
+  })
+}
+
+const isUnexpected = (error: ApiError) => error instanceof InternalError
+
+export const translateErrors =
+  (routes: RouteTable) =>
+  <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.catchAllCause(app, (cause) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const error = toApiError(cause, request, routes)
+        if (error === undefined) return Effect.failCause(cause)
+        const response = Effect.succeed(renderError(error))
+        // A defect's details go to the log with the request id, never to the client.
+        return isUnexpected(error) ? Effect.zipLeft(response, Effect.logError("unhandled failure", cause)) : response
+      })
+    )

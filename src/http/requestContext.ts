@@ -1,0 +1,71 @@
+/**
+ * Per-request context established before routing: the request id (an incoming X-Request-Id is kept,
+ * otherwise one is made), the client address (the socket's, or X-Forwarded-For's when the proxy is
+ * trusted), and one structured log line per request.
+ */
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import * as Net from "node:net"
+import type { TrustProxy } from "../../services/platform/AppConfig.ts"
+
+export const REQUEST_ID_HEADER = "x-request-id"
+
+const acceptableRequestId = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+export const requestIdOf = (incoming: string | undefined): string =>
+  incoming !== undefined && acceptableRequestId.test(incoming) ? incoming : randomUUID()
+
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one client. */
+const normalizeAddress = (address: string): string => {
+  const trimmed = address.trim()
+  return trimmed.startsWith("::ffff:") && Net.isIPv4(trimmed.slice(7)) ? trimmed.slice(7) : trimmed
+}
+
+export const clientAddressOf = (
+  socketAddress: string | undefined,
+  forwardedFor: string | undefined,
+  trust: TrustProxy
+): string | undefined => {
+  const socket = socketAddress === undefined ? undefined : normalizeAddress(socketAddress)
+  if (trust._tag === "None" || forwardedFor === undefined) return socket
+  const forwarded = forwardedFor.split(",").map(normalizeAddress).filter((address) => Net.isIP(address) !== 0)
+  if (forwarded.length === 0) return socket
+  if (trust._tag === "All") return forwarded[0]
+  // With N trusted proxies, the client is the address the outermost of them saw: N from the right,
+  // counting the socket's own peer (the nearest proxy) as the first.
+  const chain = socket === undefined ? forwarded : [...forwarded, socket]
+  return chain[Math.max(0, chain.length - 1 - trust.hops)]
+}
+
+export const requestContext =
+  (trust: TrustProxy) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function* () {
+      const original = yield* HttpServerRequest.HttpServerRequest
+      const requestId = requestIdOf(original.headers[REQUEST_ID_HEADER])
+      const clientAddress = clientAddressOf(
+        original.remoteAddress._tag === "Some" ? original.remoteAddress.value : undefined,
+        original.headers["x-forwarded-for"],
+        trust
+      )
+      const request = original.modify({
+        headers: { ...original.headers, [REQUEST_ID_HEADER]: requestId },
+        ...(clientAddress === undefined ? {} : { remoteAddress: clientAddress })
+      })
+      const started = performance.now()
+      const path = request.url.split("?")[0] ?? request.url
+      yield* HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId))
+      )
+      const logCompletion = (status: number) =>
+        Effect.logInfo("request").pipe(
+          Effect.annotateLogs({ status, durationMs: Math.round((performance.now() - started) * 100) / 100 })
+        )
+      return yield* app.pipe(
+        Effect.tap((response) => logCompletion(response.status)),
+        Effect.tapErrorCause(() => logCompletion(500)),
+        Effect.provideService(HttpServerRequest.HttpServerRequest, request),
+        Effect.annotateLogs({ requestId, method: request.method, path, clientIp: clientAddress ?? "unknown" })
+      )
+    })

@@ -1,0 +1,47 @@
+/**
+ * The paths and methods an HttpApi serves, so a request that matched no route can be told apart:
+ * a known path with another method (405 with Allow) from a path that does not exist (404).
+ */
+import { HttpApi, type HttpApiGroup } from "@effect/platform"
+
+export interface RouteTable {
+  /** Methods served at this path, empty when no route has this path. */
+  readonly methodsAt: (path: string) => ReadonlyArray<string>
+  readonly routes: ReadonlyArray<{ readonly method: string; readonly path: string }>
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+const patternOf = (path: string): RegExp =>
+  new RegExp(
+    "^" +
+      path
+        .split("/")
+        .map((segment) => (segment.startsWith(":") ? "[^/]+" : escapeRegExp(segment)))
+        .join("/") +
+      "/?$"
+  )
+
+export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): RouteTable => {
+  const routes: Array<{ method: string; path: string }> = []
+  HttpApi.reflect(api as unknown as HttpApi.HttpApi.AnyWithProps, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      routes.push({ method: endpoint.method, path: endpoint.path })
+    }
+  })
+  const compiled = routes.map((route) => ({ ...route, pattern: patternOf(route.path) }))
+  return {
+    routes,
+    methodsAt: (path) => {
+      const methods = new Set<string>()
+      for (const route of compiled) {
+        if (route.pattern.test(path)) methods.add(route.method)
+      }
+      if (methods.has("GET")) methods.add("HEAD")
+      return [...methods].sort()
+    }
+  }
+}
