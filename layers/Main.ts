@@ -9,9 +9,9 @@ import { HandlersLive, NodeListenerLive, serveApi } from "./HttpServer.ts"
 import { LoggingLive } from "./Logging.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 
-export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, Extra = never>(
   api: HttpApi.HttpApi<"server", Groups, E, R>,
-  extraHandlers: Layer.Layer<never, never, never> = Layer.empty
+  extraHandlers: Layer.Layer<Extra> = Layer.empty as Layer.Layer<Extra>
 ) =>
   serveApi(api).pipe(
     Layer.provide(Layer.merge(HandlersLive, extraHandlers)),

@@ -26,3 +26,10 @@ export const HtmlPage = Schema.String.pipe(
 export const NotModified = HttpApiSchema.Empty(304).annotations({
   description: "The document is unchanged since the ETag sent in If-None-Match"
 })
+
+/**
+ * Every request schema (payload, query, path) goes through this, so a 422 lists every offending field
+ * rather than the first one the decoder met.
+ */
+export const reportAllIssues = <S extends Schema.Schema.Any>(schema: S): S =>
+  schema.annotations({ parseOptions: { errors: "all" } }) as S

@@ -28,7 +28,7 @@ export interface ErrorEnvelope {
   }
 }
 
-const identifierOf = (tag: string) => `${tag}Error`
+const identifierOf = (tag: string) => (tag.endsWith("Error") ? tag : `${tag}Error`)
 
 const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelope> => {
   const spec = ErrorTable[cls._tag]

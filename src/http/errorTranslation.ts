@@ -19,11 +19,21 @@ import { renderError } from "./errorEnvelope.ts"
 import { REQUEST_ID_HEADER } from "./requestContext.ts"
 import type { RouteTable } from "./routeTable.ts"
 
-const issuesOf = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<ValidationIssue> =>
-  error.issues.map((issue) => {
+const isStrictPrefix = (prefix: ReadonlyArray<unknown>, path: ReadonlyArray<unknown>) =>
+  prefix.length < path.length && prefix.every((segment, i) => segment === path[i])
+
+/**
+ * One issue per offending field. When a field failed inside (say `tags.1`), the decoder also reports
+ * the field itself against the other members of its union (`tags`: "Expected undefined"); the deeper
+ * issue is the one that helps, so the shallower is dropped.
+ */
+const issuesOf = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<ValidationIssue> => {
+  const all = error.issues.map((issue) => {
     const path = issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment)))
     return { param: path.join("."), path, message: issue.message }
   })
+  return all.filter((issue) => !all.some((other) => isStrictPrefix(issue.path, other.path)))
+}
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest): string => {
   const queryAt = request.url.indexOf("?")

@@ -1,0 +1,39 @@
+/**
+ * A real server on a real loopback socket for HTTP suites: the product's own layers (ProbeApi adds
+ * test-only routes), configured through the same Config module as `npm start`.
+ */
+import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import * as Net from "node:net"
+import { makeMainLayer } from "../../layers/Main.ts"
+import { ProbeApi, ProbeHandlers } from "./probeApi.ts"
+
+export interface TestServer {
+  readonly baseUrl: string
+  readonly port: number
+  readonly close: () => Promise<void>
+}
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = Net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address() as Net.AddressInfo
+      server.close(() => resolve(address.port))
+    })
+  })
+
+export const startTestServer = async (env: Record<string, string>): Promise<TestServer> => {
+  const port = await freePort()
+  const provider = ConfigProvider.fromMap(
+    new Map(Object.entries({ HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "WARN", LOG_FORMAT: "json", ...env }))
+  )
+  const layer = makeMainLayer(ProbeApi, ProbeHandlers).pipe(Layer.provide(Layer.setConfigProvider(provider)))
+  const scope = Effect.runSync(Scope.make())
+  await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
