@@ -76,8 +76,21 @@ const documentCommonHeaders = (doc: Json) => {
   }
 }
 
+/**
+ * The schema generator marks `unknown`/`object` schemas with a placeholder `$id` ("/schemas/unknown"); repeated
+ * across a document it is a duplicate identifier, which JSON Schema forbids. The schemas mean the same without it.
+ */
+const dropPlaceholderIds = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(dropPlaceholderIds)
+  if (typeof node !== "object" || node === null) return
+  const record = node as Json
+  if (typeof record.$id === "string" && record.$id.startsWith("/schemas/")) delete record.$id
+  Object.values(record).forEach(dropPlaceholderIds)
+}
+
 const finalize = (doc: OpenApi.OpenAPISpec, publicBaseUrl: Option.Option<string>): Json => {
   const copy: Json = structuredClone(doc)
+  dropPlaceholderIds(copy)
   dropPlatformDecodeError(copy)
   documentCommonHeaders(copy)
   if (Option.isSome(publicBaseUrl)) copy.servers = [{ url: publicBaseUrl.value }]
