@@ -46,10 +46,18 @@ export const NodeListenerLive = Layer.unwrapScoped(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const server = createServer({ keepAliveTimeout: 5_000 })
+    // Keep-alive connections would hold server.close() open: close each as soon as it falls idle
+    // (once its in-flight response is sent), and cut any left when the timeout runs out.
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        server.closeIdleConnections()
-        setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref()
+        const sweep = setInterval(() => server.closeIdleConnections(), 50)
+        const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs)
+        sweep.unref()
+        deadline.unref()
+        server.once("close", () => {
+          clearInterval(sweep)
+          clearTimeout(deadline)
+        })
       })
     )
     return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(

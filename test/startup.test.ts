@@ -1,0 +1,95 @@
+/**
+ * `npm start` on embedded defaults, as an operator runs it: first start on an empty DATA_DIR, graceful
+ * shutdown on SIGTERM with a request in flight, and a restart on the same DATA_DIR.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { cleanEnv, projectRoot, type ServiceProcess, startProcess } from "./support/process.ts"
+import { freePort } from "./support/server.ts"
+
+const started: Array<ServiceProcess> = []
+const dataDirs: Array<string> = []
+
+afterAll(async () => {
+  await Promise.all(started.map((service) => service.stop("SIGKILL")))
+  for (const dir of dataDirs) Fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const emptyDataDir = () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-data-"))
+  dataDirs.push(dir)
+  return dir
+}
+
+const track = (service: ServiceProcess) => {
+  started.push(service)
+  return service
+}
+
+/** Polls until `url` answers 200, returning the milliseconds it took. */
+const until200 = async (url: string, timeoutMs: number, since: number): Promise<number> => {
+  for (;;) {
+    try {
+      if ((await fetch(url)).status === 200) return Date.now() - since
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() - since > timeoutMs) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe("npm start on embedded defaults", () => {
+  it("serves /openapi.json within 30 seconds on an empty DATA_DIR, stops cleanly, and restarts on it", async () => {
+    const dataDir = emptyDataDir()
+    const port = await freePort()
+    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir })
+
+    const since = Date.now()
+    const first = track(startProcess("npm", ["start", "--silent"], env))
+    const firstStartMs = await until200(`http://127.0.0.1:${port}/openapi.json`, 30_000, since)
+    console.log(`[startup] first start on an empty DATA_DIR served /openapi.json after ${firstStartMs} ms`)
+    expect(firstStartMs).toBeLessThan(30_000)
+    expect(first.output()).toMatch(/applied 1 migration/)
+    const status = (await (await fetch(`http://127.0.0.1:${port}/v1/status`)).json()) as { database: { backend: string } }
+    expect(status.database.backend).toBe("pglite")
+    expect(Fs.existsSync(Path.join(dataDir, "pglite"))).toBe(true)
+
+    // npm relays SIGTERM to the service (the start script execs it) and reports how it ended.
+    expect(await first.stop("SIGTERM")).toBe(0)
+    expect(first.output()).toMatch(/embedded database closed/)
+
+    const restartSince = Date.now()
+    const second = track(startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], env))
+    const restartMs = await until200(`http://127.0.0.1:${port}/openapi.json`, 30_000, restartSince)
+    console.log(`[startup] restart on the same DATA_DIR served /openapi.json after ${restartMs} ms`)
+    expect(second.output()).toMatch(/database schema is current/)
+    expect(await second.stop("SIGINT")).toBe(0)
+  }, 90_000)
+})
+
+describe("graceful shutdown", () => {
+  it("lets an in-flight request finish, refuses new connections, and closes the database", async () => {
+    const port = await freePort()
+    const service = track(
+      startProcess(process.execPath, ["--import", "tsx", "test/support/probeServerMain.ts"], cleanEnv({ PORT: String(port), DATA_DIR: emptyDataDir() }))
+    )
+    await service.waitForLog(/listening on/, 30_000)
+
+    const inFlight = fetch(`http://127.0.0.1:${port}/test/slow?ms=1500`)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    service.child.kill("SIGTERM")
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await expect(fetch(`http://127.0.0.1:${port}/v1/status`)).rejects.toThrow()
+
+    const stopping = Date.now()
+    const response = await inFlight
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ sleptMs: 1500 })
+    expect(await service.exited).toBe(0)
+    console.log(`[startup] exited ${Date.now() - stopping} ms after the in-flight request was answered`)
+    expect(service.output()).toMatch(/embedded database closed/)
+  }, 60_000)
+})

@@ -1,0 +1,67 @@
+/**
+ * Runs the service as a separate process, the way an operator does, and watches its log.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+
+export const projectRoot = Path.resolve(import.meta.dirname, "../..")
+
+export interface ServiceProcess {
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Resolves with the log line matching `pattern`, or rejects after `timeoutMs` (children of the process may log after it exits). */
+  readonly waitForLog: (pattern: RegExp, timeoutMs: number) => Promise<string>
+  readonly exited: Promise<number | null>
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/** The environment of the test runner minus anything that would point the service elsewhere. */
+export const cleanEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
+  const base = { ...process.env }
+  for (const name of ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR"]) {
+    delete base[name]
+  }
+  return { ...base, LOG_FORMAT: "json", ...env }
+}
+
+export const startProcess = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): ServiceProcess => {
+  const child = spawn(command, args, { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  const listeners = new Set<() => void>()
+  const onData = (data: Buffer) => {
+    output += data.toString("utf8")
+    for (const listener of listeners) listener()
+  }
+  child.stdout!.on("data", onData)
+  child.stderr!.on("data", onData)
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitForLog: (pattern, timeoutMs) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const line = output.split("\n").find((candidate) => pattern.test(candidate))
+          if (line !== undefined) {
+            cleanup()
+            resolve(line)
+          }
+        }
+        const timer = setTimeout(() => {
+          cleanup()
+          reject(new Error(`no log line matching ${pattern} within ${timeoutMs} ms; output:\n${output}`))
+        }, timeoutMs)
+        const cleanup = () => {
+          clearTimeout(timer)
+          listeners.delete(check)
+        }
+        listeners.add(check)
+        check()
+      }),
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    }
+  }
+}
