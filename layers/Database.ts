@@ -34,8 +34,8 @@ const PostgresLive = (config: AppConfig) =>
       )
   })
 
-/** The SQL client with a current schema. */
-export const DatabaseLive = Layer.unwrapEffect(Effect.map(AppConfig, PostgresLive)).pipe(
-  (client) => Layer.provideMerge(MigrationsLive, client),
-  Layer.provide(AppConfig.Default)
-)
+/** The SQL client, schema as found. */
+export const SqlLive = Layer.unwrapEffect(Effect.map(AppConfig, PostgresLive)).pipe(Layer.provide(AppConfig.Default))
+
+/** The SQL client with a current schema: what the service runs on. */
+export const DatabaseLive = Layer.provideMerge(MigrationsLive, SqlLive)

@@ -1,0 +1,40 @@
+/**
+ * `npm run migrate`: the same migrations the service runs at boot, on demand, saying what it did.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { cleanEnv, startProcess } from "./support/process.ts"
+
+let database: TestDatabase
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+})
+
+afterAll(async () => {
+  await database?.close()
+})
+
+const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const cli = startProcess(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], cleanEnv(env))
+  const code = await cli.exited
+  return { code, output: cli.output() }
+}
+
+describe("npm run migrate", () => {
+  it("applies pending migrations, then finds nothing to do", async () => {
+    const first = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
+    expect(first.code).toBe(0)
+    expect(first.output).toMatch(/applied 1 migration\(s\): 0001_foundation/)
+    const second = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
+    expect(second.code).toBe(0)
+    expect(second.output).toMatch(/schema is current; nothing to apply/)
+  }, 60_000)
+
+  it("refuses an unknown command with its usage and a non-zero exit", async () => {
+    const result = await runCli(["frobnicate"], {})
+    expect(result.code).toBe(2)
+    expect(result.output).toMatch(/unknown command "frobnicate"/)
+    expect(result.output).toMatch(/migrate/)
+  }, 30_000)
+})

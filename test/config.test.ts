@@ -1,0 +1,76 @@
+/**
+ * The configuration module: defaults that run everything embedded, validation with a message naming
+ * the variable, and secrets that never print.
+ */
+import { ConfigProvider, Effect, Either, LogLevel, Option, Redacted } from "effect"
+import { describe, expect, it } from "vitest"
+import { appConfig } from "../services/platform/AppConfig.ts"
+
+const load = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+describe("AppConfig", () => {
+  it("defaults to an embedded, loopback-only service", () => {
+    const config = Either.getOrThrow(load({}))
+    expect(config.host).toBe("127.0.0.1")
+    expect(config.port).toBe(8080)
+    expect(config.dataDir).toBe("./.data")
+    expect(config.trustProxy).toEqual({ _tag: "None" })
+    expect(config.logLevel).toEqual(LogLevel.Info)
+    expect(Option.isNone(config.database.url)).toBe(true)
+    expect(config.chain.chainId).toBe(8453)
+    expect(config.chain.embeddedPort).toBe(8545)
+    expect(Option.isNone(config.chain.rpcUrl)).toBe(true)
+  })
+
+  it("reads every variable", () => {
+    const config = Either.getOrThrow(
+      load({
+        HOST: "0.0.0.0",
+        PORT: "9000",
+        DATA_DIR: "/var/lib/cx",
+        TRUST_PROXY: "2",
+        LOG_LEVEL: "DEBUG",
+        LOG_FORMAT: "json",
+        DATABASE_URL: "postgres://app:hunter2@db:5432/cx",
+        DATABASE_POOL_SIZE: "20",
+        RPC_URL: "https://rpc.example/secret-token",
+        REGISTRY_ADDRESS: "0x0000000000000000000000000000000000000001",
+        CHAIN_ID: "84532",
+        PUBLISHER_PRIVATE_KEY: "0xabc",
+        EMBEDDED_CHAIN_PORT: "18545"
+      })
+    )
+    expect(config.port).toBe(9000)
+    expect(config.trustProxy).toEqual({ _tag: "Hops", hops: 2 })
+    expect(config.logLevel).toEqual(LogLevel.Debug)
+    expect(config.database.poolSize).toBe(20)
+    expect(config.chain.chainId).toBe(84532)
+    expect(Option.getOrThrow(config.chain.registryAddress)).toBe("0x0000000000000000000000000000000000000001")
+    expect(Redacted.value(Option.getOrThrow(config.database.url))).toBe("postgres://app:hunter2@db:5432/cx")
+  })
+
+  it("never prints a secret", () => {
+    const config = Either.getOrThrow(
+      load({ DATABASE_URL: "postgres://app:hunter2@db/cx", PUBLISHER_PRIVATE_KEY: "0xdeadbeef", RPC_URL: "https://x/key123" })
+    )
+    const printed = `${JSON.stringify(config)} ${String(config.database.url)} ${String(config.chain.publisherPrivateKey)}`
+    for (const secret of ["hunter2", "deadbeef", "key123"]) expect(printed).not.toContain(secret)
+  })
+
+  it("treats an empty DATABASE_URL as unset", () => {
+    expect(Option.isNone(Either.getOrThrow(load({ DATABASE_URL: "" })).database.url)).toBe(true)
+  })
+
+  it.each([
+    [{ TRUST_PROXY: "sometimes" }, "TRUST_PROXY"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ PORT: "eighty" }, "PORT"],
+    [{ LOG_FORMAT: "xml" }, "LOG_FORMAT"],
+    [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"]
+  ])("rejects %o naming the variable", (env, variable) => {
+    const result = load(env)
+    expect(Either.isLeft(result)).toBe(true)
+    if (Either.isLeft(result)) expect(String(result.left)).toContain(variable)
+  })
+})
