@@ -12,6 +12,7 @@ import {
   isApiError,
   MethodNotAllowed,
   NotFound,
+  ServiceUnavailable,
   ValidationFailed,
   type ValidationIssue
 } from "../../domain/errors.ts"
@@ -56,7 +57,7 @@ export const toApiError = (
   if (failure instanceof HttpServerError.RouteNotFound) {
     const path = pathOf(request)
     const allow = routes.methodsAt(path)
-    return allow.length === 0
+    return allow.length === 0 || allow.includes(request.method)
       ? new NotFound({ message: `No such endpoint: ${request.method} ${path}` })
       : new MethodNotAllowed({
           message: `${request.method} is not supported on ${path}; use ${allow.join(", ")}`,
@@ -77,7 +78,13 @@ export const toApiError = (
   })
 }
 
-const isUnexpected = (error: ApiError) => error instanceof InternalError
+/** What the operator needs to see: a defect in full, an unreachable dependency as a warning. */
+const logFailure = (error: ApiError, cause: Cause.Cause<unknown>) =>
+  error instanceof InternalError
+    ? Effect.logError("unhandled failure", cause)
+    : error instanceof ServiceUnavailable
+      ? Effect.logWarning(error.message)
+      : Effect.void
 
 export const translateErrors =
   (routes: RouteTable) =>
@@ -88,8 +95,7 @@ export const translateErrors =
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const error = toApiError(cause, request, routes)
         if (error === undefined) return Effect.failCause(cause)
-        const response = Effect.succeed(renderError(error))
         // A defect's details go to the log with the request id, never to the client.
-        return isUnexpected(error) ? Effect.zipLeft(response, Effect.logError("unhandled failure", cause)) : response
+        return Effect.as(logFailure(error, cause), renderError(error))
       })
     )

@@ -4,7 +4,7 @@
  * trusted), and one structured log line per request.
  */
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Net from "node:net"
 import type { TrustProxy } from "../../services/platform/AppConfig.ts"
@@ -64,7 +64,8 @@ export const requestContext =
         )
       return yield* app.pipe(
         Effect.tap((response) => logCompletion(response.status)),
-        Effect.tapErrorCause(() => logCompletion(500)),
+        // 499: the client went away before an answer (nginx's convention); anything else escaping is a 500.
+        Effect.tapErrorCause((cause) => logCompletion(Cause.isInterruptedOnly(cause) ? 499 : 500)),
         Effect.provideService(HttpServerRequest.HttpServerRequest, request),
         Effect.annotateLogs({ requestId, method: request.method, path, clientIp: clientAddress ?? "unknown" })
       )
