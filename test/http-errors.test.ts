@@ -100,6 +100,23 @@ describe("request-shape failures", () => {
     await expectEnvelope(await postJson("/test/echo", '{"name": "x", "count": '), 400, "bad_request", "invalid_request_error")
   })
 
+  it("answers a body that is not JSON with 400 bad_request", async () => {
+    for (const contentType of ["multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "text/plain"]) {
+      const response = await fetch(`${server.baseUrl}/test/echo`, {
+        method: "POST",
+        headers: { "content-type": contentType },
+        body: '{"name":"x","count":1}'
+      })
+      const error = await expectEnvelope(response, 400, "bad_request", "invalid_request_error")
+      expect(error.message).toContain("application/json")
+    }
+    const unspecified = await fetch(`${server.baseUrl}/test/echo`, {
+      method: "POST",
+      body: new Blob(['{"name":"x","count":1}'])
+    })
+    expect(unspecified.status).toBe(200)
+  })
+
   it("answers an unknown path with 404 not_found", async () => {
     await expectEnvelope(await fetch(`${server.baseUrl}/v1/no-such-thing`), 404, "not_found", "not_found")
     await expectEnvelope(await fetch(`${server.baseUrl}/`), 404, "not_found", "not_found")

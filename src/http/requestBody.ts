@@ -1,5 +1,6 @@
 /**
- * The request-body ceiling (SPEC "Limits": 4194304 bytes), applied before anything parses the body.
+ * Request bodies: JSON only, and at most the ceiling of SPEC "Limits" (4194304 bytes), both checked before
+ * anything parses the body.
  * A declared Content-Length over the ceiling is refused without reading a byte; a body without one is
  * counted while it streams and refused the moment it passes the ceiling. Nothing larger than the
  * ceiling is ever held in memory, and the rest of an over-long body is discarded, not buffered.
@@ -109,10 +110,24 @@ const carriesBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   return request.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0")
 }
 
-export const bodyLimit = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+/** Every body this API takes is JSON; a request that says it is something else is refused before reading. */
+const isJsonOrUnspecified = (contentType: string | undefined): boolean => {
+  if (contentType === undefined) return true
+  const mediaType = contentType.split(";")[0]!.trim().toLowerCase()
+  return mediaType === "application/json" || mediaType.endsWith("+json")
+}
+
+export const requestBody = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (!carriesBody(request)) return yield* app
+    const contentType = request.headers["content-type"]
+    if (!isJsonOrUnspecified(contentType)) {
+      discardRest(NodeHttpServerRequest.toIncomingMessage(request))
+      return renderError(
+        new BadRequest({ message: `Request bodies are JSON: send Content-Type: application/json (got ${contentType}).` })
+      )
+    }
     const source = NodeHttpServerRequest.toIncomingMessage(request)
     const declared = Number(request.headers["content-length"] ?? "0")
     if (declared > MAX_BODY_BYTES) {
