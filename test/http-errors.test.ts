@@ -155,6 +155,16 @@ describe("the 4 MiB body ceiling", () => {
     expect(response.bytesSentBeforeResponse).toBeLessThan(FIVE_MIB)
   })
 
+  it("takes a body of exactly 4194304 bytes and refuses one byte more", async () => {
+    const json = JSON.stringify({ name: "x", count: 1 })
+    const padded = (size: number) => json + " ".repeat(size - json.length)
+    const atCeiling = await postJson("/test/echo", padded(4_194_304))
+    expect(atCeiling.status).toBe(200)
+    const over = await postJson("/test/echo", padded(4_194_305))
+    expect(over.status).toBe(413)
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe("payload_too_large")
+  })
+
   it("keeps serving after refusing", async () => {
     expect((await fetch(`${server.baseUrl}/v1/status`)).status).toBe(200)
   })
