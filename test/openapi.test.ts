@@ -74,6 +74,21 @@ describe("the public document", () => {
   })
 })
 
+describe("documented errors", () => {
+  it("every operation that takes parameters or a body documents its 422 envelope", async () => {
+    for (const path of ["/v1/openapi.json", "/v1/openapi.inference.json"]) {
+      const document = (await (await get(path)).json()) as Json
+      for (const [route, item] of Object.entries<Json>(document.paths ?? {})) {
+        for (const [method, operation] of Object.entries<Json>(item)) {
+          if ((operation.parameters ?? []).length === 0 && operation.requestBody === undefined) continue
+          const schema = operation.responses["422"]?.content?.["application/json"]?.schema
+          expect(schema?.$ref, `${method.toUpperCase()} ${route}`).toBe("#/components/schemas/ValidationFailedError")
+        }
+      }
+    }
+  })
+})
+
 describe("the inference document", () => {
   it("is separate, valid OpenAPI 3.1, in YAML and JSON", async () => {
     const json = (await (await get("/v1/openapi.inference.json")).json()) as Json
