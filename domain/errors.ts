@@ -21,41 +21,43 @@ interface ErrorSpec {
   readonly code: string
   readonly status: number
   readonly type: ErrorType
+  /** SPEC.md's "When" column, shown in the API documents. */
+  readonly when: string
 }
 
 /** SPEC.md "Errors", keyed by the tag of the failure class. */
 export const ErrorTable = {
-  Unauthorized: { code: "unauthorized", status: 401, type: "invalid_request_error" },
-  Forbidden: { code: "forbidden", status: 403, type: "forbidden" },
-  OrgRoleRequired: { code: "org_role_required", status: 403, type: "forbidden" },
-  InvalidSignature: { code: "invalid_signature", status: 401, type: "invalid_request_error" },
-  SignatureReused: { code: "signature_reused", status: 409, type: "invalid_request_error" },
-  InvalidApiKey: { code: "invalid_api_key", status: 401, type: "invalid_request_error" },
-  ApiKeyFrozen: { code: "api_key_frozen", status: 403, type: "forbidden" },
-  ApiKeyRevoked: { code: "api_key_revoked", status: 401, type: "invalid_request_error" },
-  InvalidAppGrant: { code: "invalid_app_grant", status: 401, type: "invalid_request_error" },
-  AppGrantFrozen: { code: "app_grant_frozen", status: 403, type: "forbidden" },
-  AppGrantRevoked: { code: "app_grant_revoked", status: 401, type: "invalid_request_error" },
-  ModelRestricted: { code: "model_restricted", status: 403, type: "forbidden" },
-  BadRequest: { code: "bad_request", status: 400, type: "invalid_request_error" },
+  Unauthorized: { code: "unauthorized", status: 401, type: "invalid_request_error", when: "missing or invalid session or Bearer token; signed-request timestamp outside 5 minutes" },
+  Forbidden: { code: "forbidden", status: 403, type: "forbidden", when: "lacks role, or signed by a different address than the authenticated wallet" },
+  OrgRoleRequired: { code: "org_role_required", status: 403, type: "forbidden", when: "role in the active organization too low" },
+  InvalidSignature: { code: "invalid_signature", status: 401, type: "invalid_request_error", when: "malformed signature, or it does not recover to a signer" },
+  SignatureReused: { code: "signature_reused", status: 409, type: "invalid_request_error", when: "nonce already consumed" },
+  InvalidApiKey: { code: "invalid_api_key", status: 401, type: "invalid_request_error", when: "empty, wrong format, or unknown key" },
+  ApiKeyFrozen: { code: "api_key_frozen", status: 403, type: "forbidden", when: "key frozen" },
+  ApiKeyRevoked: { code: "api_key_revoked", status: 401, type: "invalid_request_error", when: "key revoked" },
+  InvalidAppGrant: { code: "invalid_app_grant", status: 401, type: "invalid_request_error", when: "missing, malformed or unknown grant token" },
+  AppGrantFrozen: { code: "app_grant_frozen", status: 403, type: "forbidden", when: "grant frozen" },
+  AppGrantRevoked: { code: "app_grant_revoked", status: 401, type: "invalid_request_error", when: "grant revoked" },
+  ModelRestricted: { code: "model_restricted", status: 403, type: "forbidden", when: "model not in the key's allowed list" },
+  BadRequest: { code: "bad_request", status: 400, type: "invalid_request_error", when: "request-shape problem no other code describes" },
   // The type of validation_failed depends on the failure: see ValidationFailed below.
-  ValidationFailed: { code: "validation_failed", status: 422, type: "validation_error" },
-  MethodNotAllowed: { code: "method_not_allowed", status: 405, type: "invalid_request_error" },
-  PayloadTooLarge: { code: "payload_too_large", status: 413, type: "invalid_request_error" },
-  NotFound: { code: "not_found", status: 404, type: "not_found" },
-  AlreadyExists: { code: "already_exists", status: 409, type: "conflict" },
-  Conflict: { code: "conflict", status: 409, type: "conflict" },
-  InvitationExpired: { code: "invitation_expired", status: 409, type: "conflict" },
-  InvitationRevoked: { code: "invitation_revoked", status: 409, type: "conflict" },
-  InvitationAlreadyAccepted: { code: "invitation_already_accepted", status: 409, type: "conflict" },
-  InsufficientBalance: { code: "insufficient_balance", status: 402, type: "insufficient_quota" },
-  SpendingLimitReached: { code: "spending_limit_reached", status: 429, type: "rate_limit_error" },
-  AllKeysExhausted: { code: "all_keys_exhausted", status: 502, type: "server_error" },
-  RateLimited: { code: "rate_limited", status: 429, type: "rate_limit_error" },
-  StreamInterrupted: { code: "stream_interrupted", status: 500, type: "server_error" },
-  ContractError: { code: "contract_error", status: 500, type: "server_error" },
-  InternalError: { code: "internal_error", status: 500, type: "server_error" },
-  ServiceUnavailable: { code: "service_unavailable", status: 503, type: "server_error" }
+  ValidationFailed: { code: "validation_failed", status: 422, type: "validation_error", when: "missing, mistyped or out-of-range field in body, query or path, or a request refused after parsing" },
+  MethodNotAllowed: { code: "method_not_allowed", status: 405, type: "invalid_request_error", when: "unsupported method; the Allow header lists the accepted ones" },
+  PayloadTooLarge: { code: "payload_too_large", status: 413, type: "invalid_request_error", when: "body over the ceiling; refused before parsing" },
+  NotFound: { code: "not_found", status: 404, type: "not_found", when: "identifier or URL matches nothing" },
+  AlreadyExists: { code: "already_exists", status: 409, type: "conflict", when: "duplicate unique identity" },
+  Conflict: { code: "conflict", status: 409, type: "conflict", when: "concurrent modification; retry" },
+  InvitationExpired: { code: "invitation_expired", status: 409, type: "conflict", when: "invitation past its expiry" },
+  InvitationRevoked: { code: "invitation_revoked", status: 409, type: "conflict", when: "invitation withdrawn" },
+  InvitationAlreadyAccepted: { code: "invitation_already_accepted", status: 409, type: "conflict", when: "accepted earlier, or lost an accept race" },
+  InsufficientBalance: { code: "insufficient_balance", status: 402, type: "insufficient_quota", when: "balance below the amount" },
+  SpendingLimitReached: { code: "spending_limit_reached", status: 429, type: "rate_limit_error", when: "would exceed a key or account spending cap" },
+  AllKeysExhausted: { code: "all_keys_exhausted", status: 502, type: "server_error", when: "all upstream keys for the model unavailable, limited or cooling down" },
+  RateLimited: { code: "rate_limited", status: 429, type: "rate_limit_error", when: "request-rate cap or provider-pool RPM/TPM cap hit" },
+  StreamInterrupted: { code: "stream_interrupted", status: 500, type: "server_error", when: "upstream dropped mid-stream" },
+  ContractError: { code: "contract_error", status: 500, type: "server_error", when: "on-chain call reverted or unconfirmed" },
+  InternalError: { code: "internal_error", status: 500, type: "server_error", when: "unexpected failure" },
+  ServiceUnavailable: { code: "service_unavailable", status: 503, type: "server_error", when: "a required dependency is unreachable, or no model has capacity" }
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorTag = keyof typeof ErrorTable

@@ -55,6 +55,31 @@ const dropPlatformDecodeError = (doc: Json) => {
   delete doc.components?.schemas?.HttpApiDecodeError
 }
 
+const referencedSchemas = (node: unknown, found: Set<string>): Set<string> => {
+  if (Array.isArray(node)) node.forEach((item) => referencedSchemas(item, found))
+  else if (typeof node === "object" && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref" && typeof value === "string") found.add(value.replace("#/components/schemas/", ""))
+      else referencedSchemas(value, found)
+    }
+  }
+  return found
+}
+
+/** Drops component schemas nothing refers to any more (what only the removed decode error used), and empty sections. */
+const pruneComponents = (doc: Json) => {
+  const schemas: Json = doc.components?.schemas ?? {}
+  for (;;) {
+    const used = referencedSchemas({ paths: doc.paths, schemas: Object.values(schemas) }, new Set())
+    const unused = Object.keys(schemas).filter((name) => !used.has(name))
+    if (unused.length === 0) break
+    for (const name of unused) delete schemas[name]
+  }
+  for (const [section, value] of Object.entries<Json>(doc.components ?? {})) {
+    if (Object.keys(value).length === 0) delete doc.components[section]
+  }
+}
+
 /** Documents the headers our middleware adds to every response. */
 const documentCommonHeaders = (doc: Json) => {
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
@@ -92,6 +117,7 @@ const finalize = (doc: OpenApi.OpenAPISpec, publicBaseUrl: Option.Option<string>
   const copy: Json = structuredClone(doc)
   dropPlaceholderIds(copy)
   dropPlatformDecodeError(copy)
+  pruneComponents(copy)
   documentCommonHeaders(copy)
   if (Option.isSome(publicBaseUrl)) copy.servers = [{ url: publicBaseUrl.value }]
   return copy

@@ -28,8 +28,6 @@ export interface ErrorEnvelope {
   }
 }
 
-const identifierOf = (tag: string) => (tag.endsWith("Error") ? tag : `${tag}Error`)
-
 const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelope> => {
   const spec = ErrorTable[cls._tag]
   const isValidation = cls._tag === ValidationFailed._tag
@@ -42,7 +40,7 @@ const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelo
       details: cls.fields.details,
       ...(isValidation ? { issues: Schema.optional(Schema.Array(ValidationIssue)) } : {})
     })
-  }).annotations({ identifier: identifierOf(cls._tag), description: `\`${spec.code}\`` })
+  })
 
   const transformed = Schema.transform(envelope, Schema.typeSchema(cls as Schema.Schema<ApiError, unknown>), {
     strict: false,
@@ -62,7 +60,11 @@ const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelo
       }
     }
   })
-  return transformed.annotations(HttpApiSchema.annotations({ status: spec.status })) as unknown as Schema.Schema<
+  return transformed.annotations({
+    identifier: cls._tag,
+    description: `${spec.code}: ${spec.when}`,
+    ...HttpApiSchema.annotations({ status: spec.status })
+  }) as unknown as Schema.Schema<
     ApiError,
     ErrorEnvelope
   >
