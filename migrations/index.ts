@@ -3,7 +3,9 @@
  * Add a file `NNNN_name.ts` and one line here; ids only ever grow.
  */
 import foundation from "./0001_foundation.ts"
+import catalog from "./0002_catalog.ts"
 
 export const migrations = {
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_catalog": catalog
 }

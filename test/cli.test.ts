@@ -25,7 +25,7 @@ describe("npm run migrate", () => {
   it("applies pending migrations, then finds nothing to do", async () => {
     const first = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(first.code).toBe(0)
-    expect(first.output).toMatch(/applied 1 migration\(s\): 0001_foundation/)
+    expect(first.output).toMatch(/applied 2 migration\(s\): 0001_foundation, 0002_catalog\n/)
     const second = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(second.code).toBe(0)
     expect(second.output).toMatch(/schema is current; nothing to apply/)
