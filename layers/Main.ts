@@ -7,6 +7,7 @@ import { ServerApi } from "../src/api/ServerApi.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HandlersLive, NodeListenerLive, serveApi } from "./HttpServer.ts"
 import { LoggingLive } from "./Logging.ts"
+import { OracleWithScheduleLive } from "./Oracle.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 
 export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, Extra = never>(
@@ -16,7 +17,8 @@ export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R
   serveApi(api).pipe(
     Layer.provide(Layer.merge(HandlersLive, extraHandlers)),
     Layer.provide(NodeListenerLive),
-    Layer.provide(DatabaseLive),
+    Layer.provide(OracleWithScheduleLive),
+    Layer.provideMerge(DatabaseLive),
     Layer.provide(AppConfig.Default),
     Layer.provide(LoggingLive)
   )

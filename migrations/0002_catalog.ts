@@ -15,6 +15,7 @@ export default Effect.gen(function* () {
       trigger text NOT NULL CHECK (trigger IN ('schedule', 'cli', 'boot', 'admin', 'test')),
       sources jsonb NOT NULL DEFAULT '[]'::jsonb,
       changes jsonb NOT NULL DEFAULT '[]'::jsonb,
+      basket jsonb,
       outcome text CHECK (outcome IN ('succeeded', 'partial', 'failed'))
     )
   `

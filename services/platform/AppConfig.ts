@@ -39,6 +39,28 @@ const positiveInteger = (name: string, fallback: number) =>
     Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )
 
+const nonNegativeNumber = (name: string, fallback: number) =>
+  Config.number(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a number >= 0`, validation: (n) => Number.isFinite(n) && n >= 0 })
+  )
+
+/** A comma-separated list of https URLs; empty means none. */
+const urlList = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((raw) => {
+      const urls = raw.split(",").map((url) => url.trim()).filter((url) => url !== "")
+      const bad = urls.find((url) => !/^https?:\/\/\S+$/.test(url))
+      return bad === undefined
+        ? Either.right(urls)
+        : Either.left(ConfigError.InvalidData([name], `"${bad}" is not an http(s) URL`))
+    })
+  )
+
+/** The project's own data/ directory, wherever the process was started from. */
+const bundledDataDir = new URL("../../data", import.meta.url).pathname
+
 export const LogFormat = ["pretty", "json"] as const
 export type LogFormat = (typeof LogFormat)[number]
 
@@ -58,6 +80,18 @@ export const appConfig = Config.all({
     connectTimeoutMs: positiveInteger("DATABASE_CONNECT_TIMEOUT_MS", 5_000)
   }),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
+  oracle: Config.all({
+    priceDataDir: Config.string("PRICE_DATA_DIR").pipe(Config.withDefault(bundledDataDir)),
+    priceCardUrls: urlList("PRICE_CARD_URLS"),
+    scanIntervalHours: nonNegativeNumber("PRICE_SCAN_INTERVAL_HOURS", 24),
+    sourceTimeoutMs: positiveInteger("PRICE_SOURCE_TIMEOUT_MS", 10_000),
+    rules: Config.all({
+      seasoningDays: nonNegativeNumber("INDEX_SEASONING_DAYS", 7),
+      livenessScans: positiveInteger("INDEX_LIVENESS_SCANS", 3),
+      holdThresholdPercent: nonNegativeNumber("INDEX_HOLD_THRESHOLD_PERCENT", 30),
+      holdHours: nonNegativeNumber("INDEX_HOLD_HOURS", 24)
+    })
+  }),
   chain: Config.all({
     rpcUrl: optionalSecret("RPC_URL"),
     registryAddress: optionalString("REGISTRY_ADDRESS"),
