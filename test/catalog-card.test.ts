@@ -1,0 +1,85 @@
+/**
+ * The card check (data/README.md): a malformed card is rejected with a message naming the file, the model and
+ * the field; a good one comes out with its defaults applied.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+import { formatUsd18 } from "../domain/money.ts"
+import { parseCard } from "../services/oracle/CardSources.ts"
+import { fixturesDir } from "./support/catalogFixtures.ts"
+
+const acmeText = Fs.readFileSync(Path.join(fixturesDir, "cards", "acme.yaml"), "utf8")
+
+const problemsOf = (text: string) => {
+  const outcome = parseCard("data/cards/acme.yaml", text)
+  if (outcome._tag !== "Invalid") throw new Error(`expected the card to be rejected, got ${outcome._tag}`)
+  return outcome.problems
+}
+
+describe("a good card", () => {
+  it("is read exactly, with per-number marks and defaults", () => {
+    const outcome = parseCard("data/cards/acme.yaml", acmeText)
+    if (outcome._tag !== "Read") throw new Error(JSON.stringify(outcome))
+    const big2 = outcome.card.models.find((m) => m.id === "acme/big-2")!
+    expect(big2.maxInputTokens).toBe(1_000_000)
+    expect(big2.prices).toHaveLength(2)
+    const launch = big2.prices[0]!
+    expect(launch.sourceUrl).toBe("https://acme.example/pricing")
+    expect(launch.input).toEqual({ usd18: 2n * 10n ** 18n, provenance: "verified", derivedFrom: null, until: null, regular18: null })
+    expect(launch.contextTiers).toEqual([
+      {
+        fromInputTokens: 200001,
+        input: expect.objectContaining({ usd18: 4n * 10n ** 18n, provenance: "verified" }),
+        output: expect.objectContaining({ usd18: 15n * 10n ** 18n })
+      }
+    ])
+    expect(formatUsd18(outcome.card.models[0]!.prices[0]!.cachedInput!.usd18)).toBe("0.3")
+  })
+
+  it("keeps a decimal exact (no binary float on the way)", () => {
+    const outcome = parseCard("x.yaml", acmeText.replace("input: 0.1\n", "input: 0.123456789012345678\n"))
+    if (outcome._tag !== "Read") throw new Error(JSON.stringify(outcome))
+    expect(outcome.card.models.find((m) => m.id === "acme/small-1")!.prices[0]!.input.usd18).toBe(123456789012345678n)
+  })
+})
+
+describe("a malformed card", () => {
+  it.each([
+    ["a price that is not a decimal", acmeText.replace("input: 0.1\n", "input: 0.1.5\n"), "model acme/small-1: prices[0].input"],
+    ["a missing output price", acmeText.replace("        input: 0.1\n        output: 0.4\n", "        input: 0.1\n"), "model acme/small-1: prices[0].output"],
+    ["a negative price", acmeText.replace("output: 0.4", "output: -0.4"), "model acme/small-1: prices[0].output"],
+    ["an unknown family", acmeText.replace("family: acme.small\n    displayName: Small 1", "family: acme.tiny\n    displayName: Small 1"), "model acme/small-1: family"],
+    ["a bad date", acmeText.replace("releasedAt: 2025-06-01", "releasedAt: 2025-06-31"), "model acme/small-1: releasedAt"],
+    ["prices out of order", acmeText.replace("- from: 2025-12-01", "- from: 2025-08-01"), "model acme/big-2: prices[1].from"],
+    ["an unknown availability", acmeText.replace("availability: preview", "availability: soon"), "model acme/small-2-preview: availability"],
+    ["an id outside the vendor's namespace", acmeText.replace("id: acme/embed-1", "id: other/embed-1"), "model other/embed-1: id"],
+    ["tiers out of order", acmeText.replace("fromInputTokens: 200001", "fromInputTokens: 0"), "model acme/big-2: prices[0].contextTiers[0].fromInputTokens"],
+    [
+      "an inferred price without its derivation",
+      acmeText.replace("input: 0.1\n", "input: { usd: 0.1, provenance: inferred }\n"),
+      "model acme/small-1: prices[0].input: an inferred price needs derivedFrom"
+    ],
+    ["a provenance mark that does not exist", acmeText.replace("input: 0.1\n", "input: { usd: 0.1, provenance: guessed }\n"), "model acme/small-1: prices[0].input"]
+  ])("is rejected for %s, naming the file, model and field", (_, text, expected) => {
+    const problems = problemsOf(text)
+    expect(problems.some((problem) => problem.startsWith(`data/cards/acme.yaml: ${expected}`))).toBe(true)
+  })
+
+  it("reports a YAML syntax error with its line", () => {
+    const [problem] = problemsOf(acmeText.replace("  - key: acme.small\n", "  - key: [acme.small\n"))
+    expect(problem).toMatch(/^data\/cards\/acme\.yaml: not valid YAML \(line \d+\)/)
+  })
+
+  it("reports a model declared twice and a family outside the provider", () => {
+    const doubled = acmeText + acmeText.slice(acmeText.indexOf("  - id: acme/embed-1"))
+    expect(problemsOf(doubled)).toContain("data/cards/acme.yaml: model acme/embed-1: id: declared twice")
+    const foreign = problemsOf(acmeText.replace("  - key: acme.embed\n", "  - key: other.embed\n"))
+    expect(foreign).toContain('data/cards/acme.yaml: families[2].key: "other.embed" must start with "acme."')
+  })
+
+  it("reports every problem at once", () => {
+    const problems = problemsOf(acmeText.replace("output: 0.4", "output: lots").replace("releasedAt: 2025-06-01", "releasedAt: June"))
+    expect(problems.length).toBeGreaterThanOrEqual(2)
+  })
+})
