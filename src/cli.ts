@@ -69,8 +69,18 @@ const program: Effect.Effect<void, unknown> | undefined =
         ? basket
         : undefined
 
+/** A command that fails says why in one line and exits 1; a defect still prints its whole cause. */
+const reportFailure = (error: unknown) =>
+  Console.error(`error: ${error instanceof Error ? error.message : String(error)}`).pipe(
+    Effect.zipRight(Effect.sync(() => void (process.exitCode = 1)))
+  )
+
 if (program !== undefined) {
-  program.pipe(Effect.provide(LoggingLive), NodeRuntime.runMain({ disablePrettyLogger: true }))
+  program.pipe(
+    Effect.catchAll(reportFailure),
+    Effect.provide(LoggingLive),
+    NodeRuntime.runMain({ disablePrettyLogger: true })
+  )
 } else if (command === "help" || command === "--help") {
   console.log(usage)
 } else {

@@ -3,6 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { fixturesDir } from "./support/catalogFixtures.ts"
 import { cleanEnv, startProcess } from "./support/process.ts"
 
 let database: TestDatabase
@@ -37,4 +38,34 @@ describe("npm run migrate", () => {
     expect(result.output).toMatch(/unknown command "frobnicate"/)
     expect(result.output).toMatch(/migrate/)
   }, 30_000)
+})
+
+describe("npm run oracle -- scan", () => {
+  it("loads the cards into a fresh database and prints the basket with reasons", async () => {
+    const fresh = await createTestDatabase()
+    try {
+      const result = await runCli(["oracle", "scan"], {
+        DATABASE_URL: fresh.url,
+        PRICE_DATA_DIR: fixturesDir,
+        LOG_LEVEL: "WARN"
+      })
+      expect(result.code).toBe(0)
+      expect(result.output).toMatch(/price scan #1 \(cli\): succeeded/)
+      expect(result.output).toMatch(/READ +test\/fixtures\/catalog\/cards\/acme\.yaml \(acme, 5 models\)/)
+      expect(result.output).toMatch(/basket as of .*: 3 families/)
+      expect(result.output).toMatch(/ModelAdded +Zeta Pro enters as the representative of zeta\.flagship/)
+      const again = await runCli(["oracle", "scan"], { DATABASE_URL: fresh.url, PRICE_DATA_DIR: fixturesDir, LOG_LEVEL: "WARN" })
+      expect(again.output).toMatch(/catalog changes: none/)
+      expect(again.output).toMatch(/basket changes: none/)
+    } finally {
+      await fresh.close()
+    }
+  }, 60_000)
+
+  it("fails when no card can be read", async () => {
+    const result = await runCli(["oracle", "scan"], { DATABASE_URL: database.url, PRICE_DATA_DIR: "/nonexistent", LOG_LEVEL: "WARN" })
+    expect(result.code).toBe(1)
+    expect(result.output).toMatch(/: failed in/)
+    expect(result.output).toMatch(/error: no price card could be read/)
+  }, 60_000)
 })

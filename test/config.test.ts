@@ -21,6 +21,25 @@ describe("AppConfig", () => {
     expect(config.chain.chainId).toBe(8453)
     expect(config.chain.embeddedPort).toBe(8545)
     expect(Option.isNone(config.chain.rpcUrl)).toBe(true)
+    expect(config.oracle.priceDataDir).toMatch(/\/data$/)
+    expect(config.oracle.priceCardUrls).toEqual([])
+    expect(config.oracle.scanIntervalHours).toBe(24)
+    expect(config.oracle.rules).toEqual({ seasoningDays: 7, livenessScans: 3, holdThresholdPercent: 30, holdHours: 24 })
+  })
+
+  it("reads the price-card sources and the index rules", () => {
+    const config = Either.getOrThrow(
+      load({
+        PRICE_CARD_URLS: " https://cards.example/openai.yaml ,https://cards.example/google.yaml",
+        PRICE_SCAN_INTERVAL_HOURS: "6",
+        INDEX_SEASONING_DAYS: "14",
+        INDEX_HOLD_THRESHOLD_PERCENT: "12.5"
+      })
+    )
+    expect(config.oracle.priceCardUrls).toEqual(["https://cards.example/openai.yaml", "https://cards.example/google.yaml"])
+    expect(config.oracle.scanIntervalHours).toBe(6)
+    expect(config.oracle.rules.seasoningDays).toBe(14)
+    expect(config.oracle.rules.holdThresholdPercent).toBe(12.5)
   })
 
   it("reads every variable", () => {
@@ -67,7 +86,9 @@ describe("AppConfig", () => {
     [{ PORT: "70000" }, "PORT"],
     [{ PORT: "eighty" }, "PORT"],
     [{ LOG_FORMAT: "xml" }, "LOG_FORMAT"],
-    [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"]
+    [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
+    [{ PRICE_CARD_URLS: "ftp://cards.example/a.yaml" }, "PRICE_CARD_URLS"],
+    [{ INDEX_HOLD_HOURS: "-1" }, "INDEX_HOLD_HOURS"]
   ])("rejects %o naming the variable", (env, variable) => {
     const result = load(env)
     expect(Either.isLeft(result)).toBe(true)

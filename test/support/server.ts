@@ -26,7 +26,17 @@ export const freePort = (): Promise<number> =>
 export const startTestServer = async (env: Record<string, string>): Promise<TestServer> => {
   const port = await freePort()
   const provider = ConfigProvider.fromMap(
-    new Map(Object.entries({ HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "WARN", LOG_FORMAT: "json", ...env }))
+    new Map(
+      Object.entries({
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        LOG_LEVEL: "WARN",
+        LOG_FORMAT: "json",
+        // Suites that test the scan start it themselves.
+        PRICE_SCAN_INTERVAL_HOURS: "0",
+        ...env
+      })
+    )
   )
   const layer = makeMainLayer(ProbeApi, ProbeHandlers).pipe(Layer.provide(Layer.setConfigProvider(provider)))
   const scope = Effect.runSync(Scope.make())
