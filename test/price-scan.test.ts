@@ -233,3 +233,34 @@ describe("removal and liveness", () => {
     expect(third.basket.changes.map((c) => c.type)).toEqual(["ModelRemoved", "ModelRemoved"])
   })
 })
+
+describe("query plans", () => {
+  it("answers the price of a model at an instant, and the catalog now, from the (model, time) index", async () => {
+    harness = await startOracle()
+    await harness.run(scan())
+    const plan = (query: string) =>
+      harness!.run(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.withTransaction(
+            Effect.zipRight(
+              sql.unsafe("SET LOCAL enable_seqscan = off"),
+              sql.unsafe<{ queryPlan: string }>(`EXPLAIN ${query}`)
+            )
+          )
+        ).pipe(Effect.map((rows) => rows.map((row) => Object.values(row)[0]).join("\n")))
+      )
+    const priceAtPlan = await plan(
+      `SELECT id FROM price_rows WHERE model_id = 'acme/big-2' AND effective_from <= now()
+       ORDER BY effective_from DESC, observed_at DESC, id DESC LIMIT 1`
+    )
+    expect(priceAtPlan).toContain("price_rows_model_time")
+    expect(priceAtPlan).not.toMatch(/Sort/)
+    const catalogPlan = await plan(
+      `SELECT p.id FROM models m CROSS JOIN LATERAL (
+         SELECT * FROM price_rows r WHERE r.model_id = m.id AND r.effective_from <= now()
+         ORDER BY r.effective_from DESC, r.observed_at DESC, r.id DESC LIMIT 1) p
+       WHERE m.deleted_at IS NULL`
+    )
+    expect(catalogPlan).toContain("price_rows_model_time")
+  })
+})

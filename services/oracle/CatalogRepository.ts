@@ -220,10 +220,14 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
     const catalogNow = (now: Date) =>
       Effect.gen(function* () {
         const models = yield* sql<ModelRow>`SELECT * FROM models WHERE deleted_at IS NULL ORDER BY id`
+        // One index probe per listed model, rather than a pass over the whole price history.
         const rows = yield* sql<PriceRowRow>`
-          SELECT DISTINCT ON (model_id) id, model_id, effective_from, observed_at, source_url, note, fingerprint
-          FROM price_rows WHERE effective_from <= ${now}
-          ORDER BY model_id, effective_from DESC, observed_at DESC, id DESC`
+          SELECT p.id, p.model_id, p.effective_from, p.observed_at, p.source_url, p.note, p.fingerprint
+          FROM models m CROSS JOIN LATERAL (
+            SELECT * FROM price_rows r WHERE r.model_id = m.id AND r.effective_from <= ${now}
+            ORDER BY r.effective_from DESC, r.observed_at DESC, r.id DESC LIMIT 1
+          ) p
+          WHERE m.deleted_at IS NULL`
         const points = yield* loadPoints(rows)
         const byModel = new Map(rows.map((row) => [row.modelId, points.get(row.id)!]))
         return models.flatMap((model) => {
