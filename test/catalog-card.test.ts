@@ -60,6 +60,11 @@ describe("a malformed card", () => {
       acmeText.replace("input: 0.1\n", "input: { usd: 0.1, provenance: inferred }\n"),
       "model acme/small-1: prices[0].input: an inferred price needs derivedFrom"
     ],
+    [
+      "a verified price whose source is not the vendor's",
+      acmeText.replace("        input: 0.1\n", "        sourceUrl: https://reseller.example/acme\n        input: 0.1\n"),
+      "model acme/small-1: prices[0].input: a verified price needs a first-party source (acme.example), not https://reseller.example/acme"
+    ],
     ["a provenance mark that does not exist", acmeText.replace("input: 0.1\n", "input: { usd: 0.1, provenance: guessed }\n"), "model acme/small-1: prices[0].input"]
   ])("is rejected for %s, naming the file, model and field", (_, text, expected) => {
     const problems = problemsOf(text)

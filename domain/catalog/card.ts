@@ -130,7 +130,9 @@ export const RawCard = Schema.Struct({
     key: ProviderKey,
     name: Schema.NonEmptyTrimmedString,
     vendorSlug: Slug("vendor slug", /^[a-z0-9][a-z0-9-]{0,31}$/),
-    pricingUrl: HttpsUrl
+    pricingUrl: HttpsUrl,
+    /** Further first-party domains (beyond pricingUrl's) whose pages may back a verified price. */
+    domains: Schema.optional(Schema.Array(Slug("domain", /^[a-z0-9-]+(\.[a-z0-9-]+)+$/)))
   }),
   families: Schema.Array(
     Schema.Struct({
@@ -223,6 +225,17 @@ export class CardProblem extends Schema.TaggedError<CardProblem>()("CardProblem"
   }
 }
 
+const hostOf = (url: string): string | undefined => {
+  try {
+    return new URL(url.trim()).hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+/** The last two labels of a URL's host: platform.openai.com -> openai.com, docs.z.ai -> z.ai. */
+const registrableDomain = (url: string): string => (hostOf(url) ?? "").split(".").slice(-2).join(".")
+
 type RawPrice = typeof PriceField.Type
 type RawEntry = typeof RawPriceEntry.Type
 
@@ -265,12 +278,26 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
     familyKeys.add(family.key)
   })
 
+  const firstPartyDomains = [registrableDomain(card.provider.pricingUrl), ...(card.provider.domains ?? [])]
+  const isFirstParty = (url: string) => {
+    const host = hostOf(url)
+    return host !== undefined && firstPartyDomains.some((domain) => host === domain || host.endsWith(`.${domain}`))
+  }
+
   const mark = (raw: RawPrice, entry: RawEntry, field: string, model: string): MarkedPrice => {
     const own = typeof raw === "bigint" ? undefined : raw
     const provenance = own?.provenance ?? entry.provenance ?? "verified"
     const derivedFrom = own?.derivedFrom ?? entry.derivedFrom ?? null
     if (provenance === "inferred" && derivedFrom === null) {
       problem(field, "an inferred price needs derivedFrom: what it was derived from", model)
+    }
+    const sourceUrl = entry.sourceUrl ?? card.provider.pricingUrl
+    if (provenance !== "inferred" && !isFirstParty(sourceUrl)) {
+      problem(
+        field,
+        `a ${provenance} price needs a first-party source (${firstPartyDomains.join(", ")}), not ${sourceUrl}; mark it inferred`,
+        model
+      )
     }
     return {
       usd18: (typeof raw === "bigint" ? raw : raw.usd) as Usd18,
@@ -341,7 +368,12 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
   if (problems.length > 0) return Either.left(problems)
   return Either.right({
     source,
-    provider: { ...card.provider, pricingUrl: card.provider.pricingUrl.trim() },
+    provider: {
+      key: card.provider.key,
+      name: card.provider.name,
+      vendorSlug: card.provider.vendorSlug,
+      pricingUrl: card.provider.pricingUrl.trim()
+    },
     families: card.families.map((family) => ({
       key: family.key,
       providerKey,
