@@ -1,0 +1,77 @@
+/**
+ * Compiles the registry with solc-js (no native solc on this machine), resolving OpenZeppelin imports from
+ * node_modules. The same function builds the committed artifact and, in tests, checks it.
+ */
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Path from "node:path"
+
+const require = createRequire(import.meta.url)
+const solc = require("solc") as {
+  version: () => string
+  compile: (input: string, callbacks: { import: (path: string) => { contents: string } | { error: string } }) => string
+}
+
+export const contractsDir = Path.dirname(new URL(import.meta.url).pathname)
+export const ARTIFACT_PATH = Path.join(contractsDir, "OracleRegistry.json")
+
+export const COMPILER_SETTINGS = {
+  optimizer: { enabled: true, runs: 200 },
+  evmVersion: "cancun",
+  outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] } }
+} as const
+
+export interface CompiledContract {
+  readonly abi: ReadonlyArray<Record<string, unknown>>
+  readonly bytecode: `0x${string}`
+  readonly deployedBytecode: `0x${string}`
+}
+
+export interface Artifact {
+  readonly compiler: string
+  readonly settings: typeof COMPILER_SETTINGS
+  readonly contracts: Record<string, CompiledContract>
+}
+
+const resolveImport = (path: string) => {
+  try {
+    return { contents: Fs.readFileSync(require.resolve(path), "utf8") }
+  } catch {
+    const local = Path.join(contractsDir, path)
+    return Fs.existsSync(local) ? { contents: Fs.readFileSync(local, "utf8") } : { error: `not found: ${path}` }
+  }
+}
+
+/** Compiles the given source files (paths relative to contracts/) and returns the named contracts. */
+export const compile = (files: ReadonlyArray<string>, names: ReadonlyArray<string>): Artifact => {
+  const sources = Object.fromEntries(
+    files.map((file) => [file, { content: Fs.readFileSync(Path.join(contractsDir, file), "utf8") }])
+  )
+  const output = JSON.parse(
+    solc.compile(JSON.stringify({ language: "Solidity", sources, settings: COMPILER_SETTINGS }), { import: resolveImport })
+  ) as {
+    errors?: Array<{ severity: string; formattedMessage: string }>
+    contracts: Record<string, Record<string, { abi: Array<Record<string, unknown>>; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
+  }
+  const errors = (output.errors ?? []).filter((e) => e.severity === "error")
+  if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"))
+  // Sorted by name, so the artifact's bytes do not depend on solc's output order.
+  const contracts: Record<string, CompiledContract> = {}
+  for (const byName of Object.values(output.contracts)) {
+    for (const [name, contract] of Object.entries(byName)) {
+      if (!names.includes(name)) continue
+      contracts[name] = {
+        abi: contract.abi,
+        bytecode: `0x${contract.evm.bytecode.object}`,
+        deployedBytecode: `0x${contract.evm.deployedBytecode.object}`
+      }
+    }
+  }
+  const sorted = Object.fromEntries(Object.entries(contracts).sort(([a], [b]) => a.localeCompare(b)))
+  return { compiler: solc.version(), settings: COMPILER_SETTINGS, contracts: sorted }
+}
+
+/** The registry and the proxy it is deployed behind: what the committed artifact holds. */
+export const compileRegistry = () => compile(["OracleRegistry.sol", "Proxy.sol"], ["OracleRegistry", "ERC1967Proxy"])
+
+export const loadArtifact = (): Artifact => JSON.parse(Fs.readFileSync(ARTIFACT_PATH, "utf8")) as Artifact
