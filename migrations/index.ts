@@ -4,8 +4,10 @@
  */
 import foundation from "./0001_foundation.ts"
 import catalog from "./0002_catalog.ts"
+import revisions from "./0003_revisions.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
-  "0002_catalog": catalog
+  "0002_catalog": catalog,
+  "0003_revisions": revisions
 }

@@ -7,7 +7,7 @@ import { type Abi, BaseError, ContractFunctionRevertedError, type Hex, keccak256
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compile, compileRegistry, loadArtifact } from "../contracts/compile.ts"
-import { DEV_KEYS, deployRegistry, startTestChain, type TestChain } from "./support/chain.ts"
+import { DEV_KEYS, deployTestRegistry, startTestChain, type TestChain } from "./support/chain.ts"
 
 const admin = privateKeyToAccount(DEV_KEYS[0])
 const publisher = privateKeyToAccount(DEV_KEYS[1])
@@ -20,7 +20,7 @@ let registry: { proxy: Hex; implementation: Hex; abi: Abi }
 
 beforeAll(async () => {
   chain = await startTestChain({ genesisTimestamp: GENESIS - 86_400 })
-  registry = await deployRegistry(chain, { admin: admin.address, publisher: publisher.address })
+  registry = await deployTestRegistry(chain, { admin: admin.address, publisher: publisher.address })
 }, 60_000)
 
 afterAll(async () => {

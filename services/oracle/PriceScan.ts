@@ -6,16 +6,10 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { PriceCard } from "../../domain/catalog/card.ts"
-import {
-  type BasketMember,
-  type BasketProposal,
-  type GovernanceRules,
-  type ModelState,
-  proposeBasket
-} from "../../domain/catalog/governance.ts"
+import type { BasketMember, BasketProposal } from "../../domain/catalog/governance.ts"
 import type { Usd18 } from "../../domain/money.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { BasketGovernance } from "./BasketGovernance.ts"
 import { CardSources, type SourceOutcome } from "./CardSources.ts"
 import { type CatalogChange, CatalogRepository } from "./CatalogRepository.ts"
 
@@ -90,23 +84,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
     const sql = yield* SqlClient.SqlClient
     const repository = yield* CatalogRepository
     const sources = yield* CardSources
-    const config = yield* AppConfig
-    const rules: GovernanceRules = config.oracle.rules
-
-    /** The catalog as governance sees it at `asOf`: liveness from the last N scans up to `scanId`. */
-    const governanceInput = (scanId: string) =>
-      Effect.gen(function* () {
-        const models = yield* repository.modelsWithHistory
-        const window = yield* sql<{ id: string }>`
-          SELECT id FROM price_scans WHERE id <= ${scanId} ORDER BY id DESC LIMIT ${rules.livenessScans}`
-        const oldestInWindow = window.length === 0 ? BigInt(scanId) : BigInt(window[window.length - 1]!.id)
-        const states: Array<ModelState> = models.map((model) => ({
-          card: model.card,
-          deletedAt: model.deletedAt,
-          live: model.lastSeenScan >= oldestInWindow
-        }))
-        return { states, families: yield* repository.families, decisions: yield* repository.decisions }
-      }).pipe(orDieUnlessUnavailable)
+    const governance = yield* BasketGovernance
 
     const previousBasket = (scanId: string) =>
       sql<{ basket: { members: ReadonlyArray<StoredMember> } }>`
@@ -150,15 +128,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
           .pipe(orDieUnlessUnavailable)
 
         const asOf = new Date(yield* Clock.currentTimeMillis)
-        const { states, families, decisions } = yield* governanceInput(scanId)
-        const basket = proposeBasket({
-          asOf,
-          families,
-          models: states,
-          decisions,
-          rules,
-          previous: yield* previousBasket(scanId)
-        })
+        const basket = yield* governance.propose(asOf, yield* previousBasket(scanId), { _tag: "Scans", upToScan: scanId })
 
         const sourceReports = outcomes.map((outcome) => reportOf(outcome, superseded))
         const decisionsReport: SourceReport =
@@ -209,19 +179,11 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
     /** The basket the catalog supports right now, against the last scan's. */
     const currentBasket = Effect.gen(function* () {
       const [last] = yield* sql<{ id: string }>`SELECT id FROM price_scans ORDER BY id DESC LIMIT 1`.pipe(orDieUnlessUnavailable)
-      const scanId = last?.id ?? "0"
-      const { states, families, decisions } = yield* governanceInput(scanId)
-      return proposeBasket({
-        asOf: new Date(yield* Clock.currentTimeMillis),
-        families,
-        models: states,
-        decisions,
-        rules,
-        previous: yield* previousBasket(String(BigInt(scanId) + 1n))
-      })
+      const previous = last === undefined ? [] : yield* previousBasket(String(BigInt(last.id) + 1n))
+      return yield* governance.propose(new Date(yield* Clock.currentTimeMillis), previous, { _tag: "Scans", upToScan: null })
     })
 
     return { run, currentBasket } as const
   }),
-  dependencies: [CatalogRepository.Default, CardSources.Default, AppConfig.Default]
+  dependencies: [CatalogRepository.Default, CardSources.Default, BasketGovernance.Default]
 }) {}

@@ -97,7 +97,15 @@ export const appConfig = Config.all({
     registryAddress: optionalString("REGISTRY_ADDRESS"),
     chainId: positiveInteger("CHAIN_ID", 8453),
     publisherPrivateKey: optionalSecret("PUBLISHER_PRIVATE_KEY"),
-    embeddedPort: port("EMBEDDED_CHAIN_PORT", 8545)
+    embeddedPort: port("EMBEDDED_CHAIN_PORT", 8545),
+    confirmations: positiveInteger("CHAIN_CONFIRMATIONS", 3),
+    confirmationTimeoutMs: positiveInteger("CHAIN_CONFIRMATION_TIMEOUT_MS", 120_000),
+    syncIntervalSeconds: nonNegativeNumber("CHAIN_SYNC_INTERVAL_SECONDS", 60),
+    staleAfterSeconds: positiveInteger("CHAIN_STALE_AFTER_SECONDS", 600)
+  }),
+  revisions: Config.all({
+    approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),
+    maintainerToken: optionalSecret("MAINTAINER_TOKEN")
   })
 })
 

@@ -5,11 +5,13 @@
 import { Effect, Exit, Scope } from "effect"
 import {
   type Abi,
+  type Account,
+  type Chain,
   createPublicClient,
   createTestClient,
   createWalletClient,
-  encodeFunctionData,
   type Hex,
+  type Transport,
   http,
   type PublicClient,
   type TestClient,
@@ -19,6 +21,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { foundry } from "viem/chains"
 import { type Artifact, loadArtifact } from "../../contracts/compile.ts"
 import { startAnvil } from "../../services/chain/anvil.ts"
+import { deployRegistry } from "../../services/chain/deploy.ts"
 import { freePort } from "./server.ts"
 
 /** anvil's well-known development keys (mnemonic "test test ... junk"); never hold value. */
@@ -59,23 +62,21 @@ export const startTestChain = async (options: { genesisTimestamp?: number; chain
   }
 }
 
-/** Deploys `implementation` and an ERC-1967 proxy initialized with (admin, publisher); returns the proxy address. */
-export const deployRegistry = async (
+/** Deploys the registry behind its proxy with the product's own deployment code; returns the proxy address. */
+export const deployTestRegistry = async (
   chain: TestChain,
   options: { admin: Hex; publisher: Hex; artifact?: Artifact }
 ): Promise<{ proxy: Hex; implementation: Hex; abi: Abi }> => {
   const artifact = options.artifact ?? loadArtifact()
-  const registry = artifact.contracts.OracleRegistry!
-  const proxyContract = artifact.contracts.ERC1967Proxy!
-  const deployer = chain.wallet(DEV_KEYS[0])
-  const deploy = async (abi: Abi, bytecode: Hex, args: ReadonlyArray<unknown>) => {
-    const hash = await deployer.deployContract({ abi, bytecode, args, account: deployer.account!, chain: deployer.chain })
-    const receipt = await chain.public.waitForTransactionReceipt({ hash })
-    return receipt.contractAddress!
+  const deployment = await deployRegistry(
+    chain.public,
+    chain.wallet(DEV_KEYS[0]) as WalletClient<Transport, Chain, Account>,
+    { admin: options.admin, publisher: options.publisher },
+    artifact
+  )
+  return {
+    proxy: deployment.registryAddress,
+    implementation: deployment.implementationAddress,
+    abi: artifact.contracts.OracleRegistry!.abi as unknown as Abi
   }
-  const abi = registry.abi as unknown as Abi
-  const implementation = await deploy(abi, registry.bytecode, [])
-  const initialize = encodeFunctionData({ abi, functionName: "initialize", args: [options.admin, options.publisher] })
-  const proxy = await deploy(proxyContract.abi as unknown as Abi, proxyContract.bytecode, [implementation, initialize])
-  return { proxy, implementation, abi }
 }
