@@ -52,7 +52,7 @@ describe("npm run oracle -- scan", () => {
       expect(result.code).toBe(0)
       expect(result.output).toMatch(/price scan #1 \(cli\): succeeded/)
       expect(result.output).toMatch(/READ +test\/fixtures\/catalog\/cards\/acme\.yaml \(acme, 5 models\)/)
-      expect(result.output).toMatch(/basket as of .*: 3 families/)
+      expect(result.output).toMatch(/basket as of .*: 4 families/)
       expect(result.output).toMatch(/ModelAdded +Zeta Pro enters as the representative of zeta\.flagship/)
       const again = await runCli(["oracle", "scan"], { DATABASE_URL: fresh.url, PRICE_DATA_DIR: fixturesDir, LOG_LEVEL: "WARN" })
       expect(again.output).toMatch(/catalog changes: none/)

@@ -45,14 +45,33 @@ const basketAt = (
 const memberOf = (basket: ReturnType<typeof basketAt>, family: string) => basket.members.find((m) => m.family === family)
 
 describe("listing criteria", () => {
-  it("admits only generally available, in-scope text models with a first-party price", () => {
+  it("admits only generally available, in-scope text models priced on their provider's card", () => {
     const basket = basketAt("2025-11-01")
-    expect(basket.members.map((m) => m.modelKey)).toEqual(["acme/big-2", "acme/small-1", "zeta-labs/zeta-pro"])
+    expect(basket.members.map((m) => m.modelKey)).toEqual([
+      "acme/big-2",
+      "acme/small-1",
+      "zeta-labs/zeta-mini",
+      "zeta-labs/zeta-pro"
+    ])
     const reasons = Object.fromEntries(basket.excluded.map((e) => [e.modelKey, e.reasons.join("; ")]))
     expect(reasons["acme/small-2-preview"]).toContain("not generally available")
     expect(reasons["acme/embed-1"]).toContain("not a text model")
-    expect(reasons["zeta-labs/zeta-mini"]).toContain("not first-party (inferred from a reseller's list")
-    expect([...basket.familiesWithoutMember].sort()).toEqual(["acme.embed", "zeta.mini"])
+    expect(basket.familiesWithoutMember).toEqual(["acme.embed"])
+  })
+
+  it("needs a price in force: a model whose card prices it only later cannot hold a slot yet", () => {
+    const small1 = acme.models.find((m) => m.id === "acme/small-1")!
+    const pricedLater: ModelCard = { ...small1, prices: [{ ...small1.prices[0]!, effectiveFrom: at("2025-12-01") }] }
+    const basket = basketAt("2025-11-01", { models: states({}, { "acme/small-1": pricedLater }) })
+    expect(memberOf(basket, "acme.small")).toBeUndefined()
+    expect(basket.excluded.find((e) => e.modelKey === "acme/small-1")?.reasons).toEqual([
+      "no price on its provider's card in force at 2025-11-01T00:00:00.000Z"
+    ])
+  })
+
+  it("ignores provenance marks: an inferred price is still the provider's price", () => {
+    const zetaMini = memberOf(basketAt("2025-11-01"), "zeta.mini")!
+    expect(formatUsd18(zetaMini.inputPrice18)).toBe("0.25")
   })
 
   it("applies seasoning: a release waits the seasoning period before taking its slot", () => {
@@ -103,7 +122,7 @@ describe("one slot per family", () => {
       }
     ])
     const first = basketAt("2025-09-08")
-    expect(first.changes.map((c) => c.type)).toEqual(["ModelAdded", "ModelAdded", "ModelAdded"])
+    expect(first.changes.map((c) => c.type)).toEqual(["ModelAdded", "ModelAdded", "ModelAdded", "ModelAdded"])
     const unchanged = basketAt("2025-10-01", { previous: after.members })
     expect(unchanged.changes).toEqual([])
   })

@@ -49,11 +49,17 @@ describe("a scan on a fresh database", () => {
     expect(types.filter((t) => t === "ProviderAdded")).toHaveLength(2)
     expect(types.filter((t) => t === "ModelAdded")).toHaveLength(7)
     expect(types.filter((t) => t === "PriceRecorded")).toHaveLength(8)
-    expect(report.basket.members.map((m) => m.modelKey)).toEqual(["acme/big-2", "acme/small-1", "zeta-labs/zeta-pro"])
+    expect(report.basket.members.map((m) => m.modelKey)).toEqual([
+      "acme/big-2",
+      "acme/small-1",
+      "zeta-labs/zeta-mini",
+      "zeta-labs/zeta-pro"
+    ])
     expect(report.basket.changes.map((c) => `${c.type} ${c.modelKey}`)).toEqual([
       "ModelAdded acme/big-2",
       "ModelAdded acme/small-1",
-      "ModelAdded zeta-labs/zeta-pro"
+      "ModelAdded zeta-labs/zeta-pro",
+      "ModelAdded zeta-labs/zeta-mini"
     ])
     const text = formatScanReport(report)
     expect(text).toContain("basket as of")
@@ -226,7 +232,7 @@ describe("removal and liveness", () => {
     const second = await harness.run(scan())
     expect(second.basket.members.map((m) => m.modelKey)).toContain("acme/big-2")
     const third = await harness.run(scan())
-    expect(third.basket.members.map((m) => m.modelKey)).toEqual(["zeta-labs/zeta-pro"])
+    expect(third.basket.members.map((m) => m.modelKey)).toEqual(["zeta-labs/zeta-mini", "zeta-labs/zeta-pro"])
     expect(third.basket.excluded.find((e) => e.modelKey === "acme/big-2")?.reasons).toContain(
       "not seen on its price card in the last 2 scans"
     )

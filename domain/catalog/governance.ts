@@ -156,15 +156,9 @@ export const ineligibilityReasons = (
     if (t < seasonedAt) reasons.push(`seasoning: released ${day(card.releasedAt)}, eligible from ${day(seasonedAt)}`)
   }
   if (card.retiredAt !== null && card.retiredAt <= t) reasons.push(`retired on ${day(card.retiredAt)}`)
-  const point = pricePointAt(card.prices, t)
-  if (point === undefined) reasons.push("no first-party price in force")
-  else {
-    for (const [side, mark] of [["input", point.input], ["output", point.output]] as const) {
-      if (mark.provenance === "inferred") {
-        reasons.push(`${side} price is not first-party (inferred from ${mark.derivedFrom ?? "an unrecorded source"})`)
-      }
-    }
-  }
+  // First-party USD pricing: a price in force on the provider's own USD card. Provenance marks describe how
+  // the operator checked a number; they never decide what enters the index (SPEC "Provenance marks").
+  if (pricePointAt(card.prices, t) === undefined) reasons.push(`no price on its provider's card in force at ${t.toISOString()}`)
   if (!state.live) reasons.push(`not seen on its price card in the last ${rules.livenessScans} scans`)
   for (const decision of decisions) {
     if (decision.effect === "exclude" && decision.model === card.id && decisionActiveAt(decision, t)) {

@@ -34,7 +34,8 @@ export interface EmbeddedChainControl {
   readonly persist: Effect.Effect<void, Error>
 }
 
-export class EmbeddedChainControlTag extends Context.Tag("EmbeddedChainControl")<EmbeddedChainControlTag, EmbeddedChainControl>() {}
+/** Some(controls) when the service runs its own chain; None against a configured network. */
+export class EmbeddedChainTag extends Context.Tag("EmbeddedChain")<EmbeddedChainTag, Option.Option<EmbeddedChainControl>>() {}
 
 const writeAtomically = (file: string, contents: string | Buffer) => {
   const temporary = `${file}.${process.pid}.tmp`
