@@ -69,6 +69,16 @@ describe("listing criteria", () => {
     ])
   })
 
+  it("refuses a free model: a zero cost cannot enter a geometric mean", () => {
+    const small1 = acme.models.find((m) => m.id === "acme/small-1")!
+    const zero = { ...small1.prices[0]!.input, usd18: 0n as typeof small1.prices[0]["input"]["usd18"] }
+    const free: ModelCard = { ...small1, prices: [{ ...small1.prices[0]!, input: zero, output: zero }] }
+    const basket = basketAt("2025-11-01", { models: states({}, { "acme/small-1": free }) })
+    expect(basket.excluded.find((e) => e.modelKey === "acme/small-1")?.reasons).toEqual([
+      "free: a zero reference-workload cost cannot enter a geometric mean"
+    ])
+  })
+
   it("ignores provenance marks: an inferred price is still the provider's price", () => {
     const zetaMini = memberOf(basketAt("2025-11-01"), "zeta.mini")!
     expect(formatUsd18(zetaMini.inputPrice18)).toBe("0.25")

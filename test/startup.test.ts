@@ -45,7 +45,7 @@ describe("npm start on embedded defaults", () => {
   it("serves /openapi.json within 30 seconds on an empty DATA_DIR, stops cleanly, and restarts on it", async () => {
     const dataDir = emptyDataDir()
     const port = await freePort()
-    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir })
+    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(await freePort()) })
 
     const since = Date.now()
     const first = track(startProcess("npm", ["start", "--silent"], env))
@@ -74,7 +74,11 @@ describe("graceful shutdown", () => {
   it("lets an in-flight request finish, refuses new connections, and closes the database", async () => {
     const port = await freePort()
     const service = track(
-      startProcess(process.execPath, ["--import", "tsx", "test/support/probeServerMain.ts"], cleanEnv({ PORT: String(port), DATA_DIR: emptyDataDir() }))
+      startProcess(
+        process.execPath,
+        ["--import", "tsx", "test/support/probeServerMain.ts"],
+        cleanEnv({ PORT: String(port), DATA_DIR: emptyDataDir(), EMBEDDED_CHAIN_PORT: String(await freePort()), PRICE_SCAN_INTERVAL_HOURS: "0" })
+      )
     )
     await service.waitForLog(/listening on/, 30_000)
 

@@ -3,7 +3,7 @@
  * slot at an instant, at what price, and why the basket differs from the one before. Pure: the same catalog,
  * decisions and rules give the same basket.
  */
-import { formatUsd18, type Usd18 } from "../money.ts"
+import { formatUsd18, referenceCost18, type Usd18 } from "../money.ts"
 import type { FamilyRecord, ModelCard, PricePoint } from "./card.ts"
 import { decisionActiveAt, type FamilyDecision } from "./decisions.ts"
 
@@ -158,7 +158,11 @@ export const ineligibilityReasons = (
   if (card.retiredAt !== null && card.retiredAt <= t) reasons.push(`retired on ${day(card.retiredAt)}`)
   // First-party USD pricing: a price in force on the provider's own USD card. Provenance marks describe how
   // the operator checked a number; they never decide what enters the index (SPEC "Provenance marks").
-  if (pricePointAt(card.prices, t) === undefined) reasons.push(`no price on its provider's card in force at ${t.toISOString()}`)
+  const point = pricePointAt(card.prices, t)
+  if (point === undefined) reasons.push(`no price on its provider's card in force at ${t.toISOString()}`)
+  else if (referenceCost18(point.input.usd18, point.output.usd18) === 0n) {
+    reasons.push("free: a zero reference-workload cost cannot enter a geometric mean")
+  }
   if (!state.live) reasons.push(`not seen on its price card in the last ${rules.livenessScans} scans`)
   for (const decision of decisions) {
     if (decision.effect === "exclude" && decision.model === card.id && decisionActiveAt(decision, t)) {

@@ -18,7 +18,7 @@ export interface ServiceProcess {
 /** The environment of the test runner minus anything that would point the service elsewhere. */
 export const cleanEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
   const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR"]) {
+  for (const name of ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR", "EMBEDDED_CHAIN_PORT"]) {
     delete base[name]
   }
   return { ...base, LOG_FORMAT: "json", ...env }

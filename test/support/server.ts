@@ -3,7 +3,10 @@
  * test-only routes), configured through the same Config module as `npm start`.
  */
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { makeMainLayer } from "../../layers/Main.ts"
 import { ProbeApi, ProbeHandlers } from "./probeApi.ts"
 
@@ -25,6 +28,7 @@ export const freePort = (): Promise<number> =>
 
 export const startTestServer = async (env: Record<string, string>): Promise<TestServer> => {
   const port = await freePort()
+  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-server-"))
   const provider = ConfigProvider.fromMap(
     new Map(
       Object.entries({
@@ -32,8 +36,11 @@ export const startTestServer = async (env: Record<string, string>): Promise<Test
         PORT: String(port),
         LOG_LEVEL: "WARN",
         LOG_FORMAT: "json",
-        // Suites that test the scan start it themselves.
+        DATA_DIR: dataDir,
+        EMBEDDED_CHAIN_PORT: String(await freePort()),
+        // Suites that test the scan, the sync or the replay start them themselves.
         PRICE_SCAN_INTERVAL_HOURS: "0",
+        CHAIN_SYNC_INTERVAL_SECONDS: "0",
         ...env
       })
     )
@@ -44,6 +51,9 @@ export const startTestServer = async (env: Record<string, string>): Promise<Test
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+    }
   }
 }
