@@ -1,17 +1,33 @@
 /**
- * The oracle's services over the database: the catalog, its sources, the scan, and its schedule.
+ * The oracle's services: the catalog and its scan (database only), the anchoring of revisions (database and
+ * chain), and the background schedule that drives both.
  */
 import { Layer } from "effect"
+import { BasketGovernance } from "../services/oracle/BasketGovernance.ts"
+import { CatalogRepository } from "../services/oracle/CatalogRepository.ts"
+import { ChainSync } from "../services/oracle/ChainSync.ts"
+import { HistoryReplay } from "../services/oracle/HistoryReplay.ts"
+import { OracleCycle, OracleSchedulerLive } from "../services/oracle/OracleScheduler.ts"
+import { PriceScan } from "../services/oracle/PriceScan.ts"
+import { Publisher } from "../services/oracle/Publisher.ts"
+import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
-import { CatalogRepository } from "../services/oracle/CatalogRepository.ts"
-import { PriceScan } from "../services/oracle/PriceScan.ts"
-import { PriceScanSchedulerLive } from "../services/oracle/PriceScanScheduler.ts"
+import { ChainLive } from "./Chain.ts"
 
-/** Catalog, scan and jobs, needing only a SqlClient. */
-export const OracleLive = Layer.mergeAll(PriceScan.Default, CatalogRepository.Default, Jobs.Default).pipe(
+/** Catalog, scan, governance and jobs, needing only a SqlClient. */
+export const OracleLive = Layer.mergeAll(PriceScan.Default, CatalogRepository.Default, BasketGovernance.Default, Jobs.Default).pipe(
   Layer.provideMerge(AppConfig.Default)
 )
 
-/** The same, plus the scheduled scan running in the background. */
-export const OracleWithScheduleLive = PriceScanSchedulerLive.pipe(Layer.provideMerge(OracleLive))
+const PublisherLive = Publisher.Default.pipe(Layer.provideMerge(RevisionRepository.Default))
+
+/** Revisions on the chain: publication, sync, history replay; with the catalog services beneath. */
+export const AnchoringLive = Layer.mergeAll(ChainSync.Default, OracleCycle.Default.pipe(Layer.provideMerge(HistoryReplay.Default))).pipe(
+  Layer.provideMerge(PublisherLive),
+  Layer.provideMerge(ChainLive),
+  Layer.provideMerge(OracleLive)
+)
+
+/** Everything, with the schedule running in the background. */
+export const OracleWithScheduleLive = OracleSchedulerLive.pipe(Layer.provideMerge(AnchoringLive))
