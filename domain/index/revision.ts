@@ -54,7 +54,7 @@ export const reconstitutionChanges = (changes: ReadonlyArray<BasketChange>): Rea
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
 export const summarize = (revisionVersion: number, members: number, changes: ReadonlyArray<BasketChange>): string => {
-  if (revisionVersion === 1) return `Genesis basket: ${plural(members, "family")}`
+  if (revisionVersion === 1) return `Genesis basket: ${members} ${members === 1 ? "family" : "families"}`
   const count = (type: BasketChange["type"]) => changes.filter((c) => c.type === type).length
   const parts = [
     [count("ModelReplaced"), "version change"],

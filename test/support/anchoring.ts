@@ -1,0 +1,72 @@
+/**
+ * The oracle with its anchoring (publication, sync, replay) over a per-suite database and either the embedded
+ * chain (DATA_DIR, EMBEDDED_CHAIN_PORT) or a test anvil given by RPC_URL, configured through Config.
+ */
+import type { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { DatabaseLive } from "../../layers/Database.ts"
+import { AnchoringLive } from "../../layers/Oracle.ts"
+import type { Layer as L } from "effect"
+import { fixturesDir } from "./catalogFixtures.ts"
+import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { freePort } from "./server.ts"
+
+type AnchoringServices = L.Layer.Success<typeof AnchoringLive> | SqlClient.SqlClient
+
+export interface AnchoringHarness {
+  readonly dataDir: string
+  readonly priceDir: string
+  readonly database: TestDatabase
+  readonly run: <A, E>(effect: Effect.Effect<A, E, AnchoringServices>) => Promise<A>
+  readonly edit: (file: string, change: (text: string) => string) => void
+  readonly close: () => Promise<void>
+  /** Stops the services but keeps database, data and price directories, as a process exit would. */
+  readonly stop: () => Promise<void>
+}
+
+export const startAnchoring = async (
+  env: Record<string, string> = {},
+  reuse?: { database: TestDatabase; dataDir: string; priceDir: string }
+): Promise<AnchoringHarness> => {
+  const database = reuse?.database ?? (await createTestDatabase())
+  const dataDir = reuse?.dataDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-anchor-"))
+  const priceDir = reuse?.priceDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-prices-"))
+  if (reuse === undefined) Fs.cpSync(fixturesDir, priceDir, { recursive: true })
+  const provider = ConfigProvider.fromMap(
+    new Map(
+      Object.entries({
+        DATABASE_URL: database.url,
+        DATA_DIR: dataDir,
+        PRICE_DATA_DIR: priceDir,
+        EMBEDDED_CHAIN_PORT: String(await freePort()),
+        LOG_LEVEL: "WARN",
+        ...env
+      })
+    )
+  )
+  const layer = AnchoringLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provide(Layer.setConfigProvider(provider)))
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  return {
+    dataDir,
+    priceDir,
+    database,
+    run: (effect) => Effect.runPromise(Effect.provide(effect, context)),
+    edit: (file, change) => {
+      const path = Path.join(priceDir, file)
+      Fs.writeFileSync(path, change(Fs.readFileSync(path, "utf8")))
+    },
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      if (reuse === undefined) {
+        Fs.rmSync(dataDir, { recursive: true, force: true })
+        Fs.rmSync(priceDir, { recursive: true, force: true })
+        await database.close()
+      }
+    }
+  }
+}
