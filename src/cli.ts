@@ -1,27 +1,44 @@
 /**
- * Operator commands: `npm run migrate`, `npm run oracle -- <command>`. Each command prints what it is doing
- * and exits non-zero when it fails.
+ * Operator commands: `npm run migrate` and `npm run oracle -- <command>`. Each prints what it is doing and exits
+ * non-zero when it fails. With the embedded defaults they open DATA_DIR's database and chain, so the service must
+ * not be running on the same DATA_DIR at the same time (use the admin endpoints while it runs).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
+import { formatBasket, formatScanReport } from "../domain/catalog/scanReport.ts"
+import { computeIndex18 } from "../domain/index/scu.ts"
+import { formatUsd18, type Usd18 } from "../domain/money.ts"
 import { DatabaseLive, SqlLive } from "../layers/Database.ts"
 import { LoggingLive } from "../layers/Logging.ts"
-import { OracleLive } from "../layers/Oracle.ts"
-import { formatBasket, formatScanReport } from "../domain/catalog/scanReport.ts"
+import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
+import { Registry } from "../services/chain/Registry.ts"
+import { ChainSync } from "../services/oracle/ChainSync.ts"
+import { PRICE_SCAN_JOB, PUBLISH_JOB } from "../services/oracle/OracleScheduler.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
-import { PRICE_SCAN_JOB } from "../services/oracle/OracleScheduler.ts"
+import { Publisher, toContractError } from "../services/oracle/Publisher.ts"
+import { RevisionRepository, type StoredRevision } from "../services/oracle/RevisionRepository.ts"
+import { Verify } from "../services/oracle/Verify.ts"
 import { DatabaseInfo } from "../services/platform/Database.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { runMigrations } from "../services/platform/Migrations.ts"
 
 const usage = `usage: npm run migrate
-       npm run oracle -- <command> [--verbose]
+       npm run oracle -- <command> [arguments] [--verbose]
 
 commands:
-  migrate         apply pending database migrations (DATABASE_URL, or the embedded database under DATA_DIR)
-  oracle scan     read every price card (data/cards, PRICE_CARD_URLS), record what changed, print the basket
-  oracle basket   print the basket the catalog supports now, with the reason for every change
-  help            show this text`
+  migrate            apply pending database migrations (DATABASE_URL, or the embedded database under DATA_DIR)
+  oracle scan        read every price card (data/cards, PRICE_CARD_URLS), record what changed, print the basket
+  oracle basket      print the basket the catalog supports now, with the reason for every change
+  oracle status      revisions in the database and on the chain, the latest one, the last sync
+  oracle publish     publish a revision now if the basket changed (or follow up the one in flight)
+  oracle approve N   publish revision N, held for approval (REVISION_APPROVAL=manual)
+  oracle discard N   drop pending revision N, never sent; its number is free again
+  oracle refork      rebuild the pending revision from the catalog as it is now
+  oracle sync        read the registry into the database once
+  oracle verify      check every confirmed revision against its manifest and the chain; non-zero on a mismatch
+  help               show this text`
+
+class CliFailure extends Error {}
 
 const describeDatabase = Effect.map(DatabaseInfo, ({ backend }) =>
   backend === "pglite" ? "the embedded (PGlite) database" : "the PostgreSQL database"
@@ -37,54 +54,174 @@ const migrate = Effect.gen(function* () {
   )
 }).pipe(Effect.provide(SqlLive))
 
-const scan = (verbose: boolean) =>
-  Effect.gen(function* () {
-    yield* Console.log(`scanning price cards into ${yield* describeDatabase}...`)
-    const jobs = yield* Jobs
-    const priceScan = yield* PriceScan
-    const ran = yield* jobs.runExclusive(PRICE_SCAN_JOB, priceScan.run("cli"), (report) => `${report.outcome}`)
-    if (Option.isNone(ran)) {
-      yield* Console.log("a price scan is already running on another instance; nothing done")
-      return
-    }
-    yield* Console.log(formatScanReport(ran.value, { verbose }))
-    if (ran.value.outcome === "failed") return yield* Effect.fail(new Error("no price card could be read"))
-  }).pipe(Effect.provide(OracleLive), Effect.provide(DatabaseLive))
+const catalogCommand = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(OracleLive), Effect.provide(DatabaseLive))
 
-const basket = Effect.gen(function* () {
-  const priceScan = yield* PriceScan
-  yield* Console.log(formatBasket(yield* priceScan.currentBasket).join("\n"))
-}).pipe(Effect.provide(OracleLive), Effect.provide(DatabaseLive))
+const chainCommand = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(Verify.Default.pipe(Layer.provideMerge(AnchoringLive))), Effect.provide(DatabaseLive))
+
+const scan = (verbose: boolean) =>
+  catalogCommand(
+    Effect.gen(function* () {
+      yield* Console.log(`scanning price cards into ${yield* describeDatabase}...`)
+      const jobs = yield* Jobs
+      const priceScan = yield* PriceScan
+      const ran = yield* jobs.runExclusive(PRICE_SCAN_JOB, priceScan.run("cli"), (report) => `${report.outcome}`)
+      if (Option.isNone(ran)) return yield* Console.log("a price scan is already running on another instance; nothing done")
+      yield* Console.log(formatScanReport(ran.value, { verbose }))
+      if (ran.value.outcome === "failed") return yield* Effect.fail(new CliFailure("no price card could be read"))
+    })
+  )
+
+const basket = catalogCommand(
+  Effect.gen(function* () {
+    const priceScan = yield* PriceScan
+    yield* Console.log(formatBasket(yield* priceScan.currentBasket).join("\n"))
+  })
+)
+
+const describeRevision = (r: StoredRevision, baseline: bigint | null) => {
+  const index = baseline === null ? "" : `, index ${formatUsd18(computeIndex18(baseline as Usd18, r.scuUsd18 as Usd18) as Usd18)}`
+  const members = Option.match(r.manifest, { onNone: () => "manifest unavailable", onSome: (m) => `${m.models.length} members` })
+  return `revision ${r.revisionVersion} (${r.status}) published ${r.publishedAt?.toISOString() ?? "-"}: SCU ${formatUsd18(r.scuUsd18 as Usd18)} USD${index}, ${members}, ${r.summary}\n  metadataHash ${r.metadataHash}  tx ${r.txHash ?? "-"}`
+}
+
+const status = chainCommand(
+  Effect.gen(function* () {
+    const registry = yield* Registry
+    const repository = yield* RevisionRepository
+    const endpoint = registry.endpoint
+    yield* Console.log(
+      `chain: ${endpoint.embedded ? "embedded anvil" : "configured network"} (chain id ${endpoint.chainId}) at ${endpoint.embedded ? endpoint.rpcUrl : "RPC_URL"}, registry ${endpoint.registryAddress}`
+    )
+    const onChain = yield* registry.lastRevisionVersion.pipe(Effect.map(String), Effect.catchAll((f) => Effect.succeed(`unreachable (${f.reason})`)))
+    const confirmed = yield* repository.confirmed
+    const inFlight = yield* repository.inFlight
+    yield* Console.log(`revisions on chain: ${onChain}; confirmed in the database: ${confirmed.length}`)
+    yield* Console.log(
+      `in flight: ${Option.match(inFlight, { onNone: () => "none", onSome: (r) => `revision ${r.revisionVersion} ${r.status}${r.requiresApproval ? " (awaiting approval)" : ""}${r.failureReason ? `, last failure ${r.failureReason}: ${r.failureMessage}` : ""}` })}`
+    )
+    const baseline = confirmed[0]?.scuUsd18 ?? null
+    if (confirmed.length > 0) {
+      yield* Console.log(`genesis: ${describeRevision(confirmed[0]!, baseline)}`)
+      yield* Console.log(`latest:  ${describeRevision(confirmed[confirmed.length - 1]!, baseline)}`)
+    }
+    const sync = yield* repository.syncState
+    yield* Console.log(
+      `last sync: ${Option.match(sync, { onNone: () => "never", onSome: (s) => `${s.lastSyncAt?.toISOString() ?? "never"}${s.lastError ? ` (last error: ${s.lastError})` : ""}` })}`
+    )
+  })
+)
+
+const publish = chainCommand(
+  Effect.gen(function* () {
+    const jobs = yield* Jobs
+    const publisher = yield* Publisher
+    yield* Console.log("proposing the basket and publishing if it changed...")
+    const ran = yield* jobs.runExclusive(
+      PUBLISH_JOB,
+      publisher.publishIfChanged({ asOf: new Date(), liveness: { _tag: "Scans", upToScan: null } }).pipe(Effect.mapError(toContractError))
+    )
+    if (Option.isNone(ran)) return yield* Console.log("a publication is already running on another instance; nothing done")
+    yield* Console.log(
+      Option.match(ran.value, {
+        onNone: () => "the basket is unchanged: nothing to publish",
+        onSome: (r) => describeRevision(r, null)
+      })
+    )
+  })
+)
+
+const maintain = (action: "approve" | "discard", version: number) =>
+  chainCommand(
+    Effect.gen(function* () {
+      const publisher = yield* Publisher
+      const revision = action === "approve" ? yield* publisher.approve(version) : yield* publisher.discard(version)
+      yield* Console.log(`${action === "approve" ? "approved and published" : "discarded"}: ${describeRevision(revision, null)}`)
+    })
+  )
+
+const refork = chainCommand(
+  Effect.gen(function* () {
+    const publisher = yield* Publisher
+    const revision = yield* publisher.refork(new Date())
+    yield* Console.log(
+      Option.match(revision, { onNone: () => "the basket is unchanged: nothing pending", onSome: (r) => describeRevision(r, null) })
+    )
+  })
+)
+
+const sync = chainCommand(
+  Effect.gen(function* () {
+    const chainSync = yield* ChainSync
+    yield* Console.log("reading the registry...")
+    const result = yield* chainSync.sync
+    const health = yield* chainSync.health
+    yield* Console.log(
+      Option.match(result, {
+        onNone: () => "the chain could not be read; see the log",
+        onSome: (r) => `synced: ${r.onChain} revisions on chain at block ${r.block}`
+      })
+    )
+    yield* Console.log(`health: ${JSON.stringify(health)}`)
+  })
+)
+
+const verify = chainCommand(
+  Effect.gen(function* () {
+    const verifier = yield* Verify
+    yield* Console.log("verifying every confirmed revision against its manifest and the chain...")
+    const outcome = yield* verifier.verifyAll((line) => Console.log(line))
+    yield* Console.log(
+      `${outcome.checked} revisions checked: ${outcome.checked - outcome.failed.length - outcome.unavailable.length} verified, ` +
+        `${outcome.failed.length} mismatched, ${outcome.unavailable.length} without a manifest`
+    )
+    if (outcome.failed.length > 0) return yield* Effect.fail(new CliFailure("verification failed"))
+  })
+)
 
 const args = process.argv.slice(2)
 const verbose = args.includes("--verbose")
-const [command = "help", subcommand] = args.filter((arg) => !arg.startsWith("--"))
+const [command = "help", subcommand, argument] = args.filter((arg) => !arg.startsWith("--"))
+const revisionArgument = argument !== undefined && /^[1-9][0-9]*$/.test(argument) ? Number(argument) : undefined
 
-const program: Effect.Effect<void, unknown> | undefined =
-  command === "migrate"
-    ? migrate
-    : command === "oracle" && subcommand === "scan"
-      ? scan(verbose)
-      : command === "oracle" && subcommand === "basket"
-        ? basket
-        : undefined
+const program: Effect.Effect<void, unknown> | undefined = (() => {
+  if (command === "migrate") return migrate
+  if (command !== "oracle") return undefined
+  switch (subcommand) {
+    case "scan":
+      return scan(verbose)
+    case "basket":
+      return basket
+    case "status":
+      return status
+    case "publish":
+      return publish
+    case "approve":
+    case "discard":
+      return revisionArgument === undefined ? undefined : maintain(subcommand, revisionArgument)
+    case "refork":
+      return refork
+    case "sync":
+      return sync
+    case "verify":
+      return verify
+    default:
+      return undefined
+  }
+})()
 
 /** A command that fails says why in one line and exits 1; a defect still prints its whole cause. */
 const reportFailure = (error: unknown) =>
-  Console.error(`error: ${error instanceof Error ? error.message : String(error)}`).pipe(
+  Console.error(`error: ${error instanceof Error || (typeof error === "object" && error !== null && "message" in error) ? (error as { message: string }).message : String(error)}`).pipe(
     Effect.zipRight(Effect.sync(() => void (process.exitCode = 1)))
   )
 
 if (program !== undefined) {
-  program.pipe(
-    Effect.catchAll(reportFailure),
-    Effect.provide(LoggingLive),
-    NodeRuntime.runMain({ disablePrettyLogger: true })
-  )
+  program.pipe(Effect.catchAll(reportFailure), Effect.provide(LoggingLive), NodeRuntime.runMain({ disablePrettyLogger: true }))
 } else if (command === "help" || command === "--help") {
   console.log(usage)
 } else {
   console.error(`unknown command "${args.join(" ")}"\n\n${usage}`)
   process.exitCode = 2
 }
-

@@ -5,7 +5,7 @@
 import { Data } from "effect"
 import type { BasketChange, BasketMember } from "../catalog/governance.ts"
 import type { Usd18 } from "../money.ts"
-import { buildManifest, contentHash, jcs, type Manifest, metadataHash } from "./manifest.ts"
+import { buildManifest, contentHash, jcs, type Manifest, type ManifestMember, metadataHash } from "./manifest.ts"
 import { scu18 } from "./scu.ts"
 
 /** The methodology every revision is produced with today (SPEC "Price index" 10). */
@@ -74,7 +74,7 @@ export class EmptyBasket extends Data.TaggedError("EmptyBasket")<{ readonly mess
 export const draftRevision = (input: {
   readonly revisionVersion: number
   readonly methodologyVersion: number
-  readonly members: ReadonlyArray<BasketMember>
+  readonly members: ReadonlyArray<ManifestMember>
   readonly changes: ReadonlyArray<BasketChange>
 }): RevisionDraft => {
   if (input.members.length === 0) throw new EmptyBasket({ message: "a revision needs at least one basket member" })
@@ -108,3 +108,49 @@ export const membersOfManifest = (manifest: Manifest, publishedAt: Date): Readon
     outputPrice18: BigInt(m.outputPrice) as Usd18,
     priceFrom: publishedAt
   }))
+
+export interface AnchoredHeader {
+  readonly revisionVersion: number
+  readonly methodologyVersion: number
+  readonly scuUsd18: bigint
+  readonly contentHash: string
+  readonly metadataHash: string
+  readonly publishedAt: Date
+}
+
+/**
+ * Every way a stored revision disagrees with its own manifest or with the chain: the SCU recomputed from the
+ * manifest's prices, keccak256(JCS(manifest)) against metadataHash, the content projection against contentHash,
+ * and the on-chain header field by field. Empty when the revision verifies.
+ */
+export const verifyRevision = (
+  stored: AnchoredHeader & { readonly manifestJcs: string },
+  onChain: AnchoredHeader
+): ReadonlyArray<string> => {
+  const problems: Array<string> = []
+  let manifest: Manifest
+  try {
+    manifest = JSON.parse(stored.manifestJcs) as Manifest
+  } catch {
+    return ["the stored manifest is not JSON"]
+  }
+  if (jcs(manifest) !== stored.manifestJcs) problems.push("the stored manifest is not in canonical (JCS) form")
+  if (metadataHash(manifest) !== stored.metadataHash) problems.push(`keccak256(JCS(manifest)) is ${metadataHash(manifest)}, not ${stored.metadataHash}`)
+  if (contentHash(manifest) !== stored.contentHash) problems.push(`the content projection hashes to ${contentHash(manifest)}, not ${stored.contentHash}`)
+  if (manifest.revisionVersion !== stored.revisionVersion) problems.push(`the manifest says revision ${manifest.revisionVersion}`)
+  if (manifest.methodologyVersion !== stored.methodologyVersion) problems.push(`the manifest says methodology ${manifest.methodologyVersion}`)
+  const recomputed = scu18(manifest.models.map((m) => ({ inputPrice18: BigInt(m.inputPrice) as Usd18, outputPrice18: BigInt(m.outputPrice) as Usd18 })))
+  if (recomputed !== stored.scuUsd18) problems.push(`the SCU recomputes to ${recomputed}, not ${stored.scuUsd18}`)
+  const fields: ReadonlyArray<[string, unknown, unknown]> = [
+    ["revisionVersion", onChain.revisionVersion, stored.revisionVersion],
+    ["methodologyVersion", onChain.methodologyVersion, stored.methodologyVersion],
+    ["scuUsd", onChain.scuUsd18, stored.scuUsd18],
+    ["contentHash", onChain.contentHash.toLowerCase(), stored.contentHash.toLowerCase()],
+    ["metadataHash", onChain.metadataHash.toLowerCase(), stored.metadataHash.toLowerCase()],
+    ["publishedAt", onChain.publishedAt.getTime(), stored.publishedAt.getTime()]
+  ]
+  for (const [name, chainValue, storedValue] of fields) {
+    if (chainValue !== storedValue) problems.push(`on-chain ${name} is ${String(chainValue)}, stored ${String(storedValue)}`)
+  }
+  return problems
+}

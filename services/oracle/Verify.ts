@@ -1,0 +1,50 @@
+/**
+ * `npm run oracle -- verify`: every confirmed revision checked against its own manifest and against the chain.
+ */
+import { Effect, Option } from "effect"
+import { verifyRevision } from "../../domain/index/revision.ts"
+import { Registry } from "../chain/Registry.ts"
+import { RevisionRepository } from "./RevisionRepository.ts"
+
+export interface VerifyOutcome {
+  readonly checked: number
+  readonly failed: ReadonlyArray<{ readonly revisionVersion: number; readonly problems: ReadonlyArray<string> }>
+  readonly unavailable: ReadonlyArray<number>
+}
+
+export class Verify extends Effect.Service<Verify>()("Verify", {
+  effect: Effect.gen(function* () {
+    const repository = yield* RevisionRepository
+    const registry = yield* Registry
+
+    /** Checks every confirmed revision, calling `progress` after each. */
+    const verifyAll = (progress: (line: string) => Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        const revisions = yield* repository.confirmed
+        const onChainCount = yield* registry.lastRevisionVersion
+        const failed: Array<{ revisionVersion: number; problems: ReadonlyArray<string> }> = []
+        const unavailable: Array<number> = []
+        if (onChainCount !== revisions.length) {
+          failed.push({
+            revisionVersion: 0,
+            problems: [`the registry holds ${onChainCount} revisions, the database ${revisions.length} confirmed`]
+          })
+        }
+        for (const [index, revision] of revisions.entries()) {
+          const position = `[${index + 1}/${revisions.length}] revision ${revision.revisionVersion}`
+          if (Option.isNone(revision.manifestJcs)) {
+            unavailable.push(revision.revisionVersion)
+            yield* progress(`${position}: manifest unavailable, on-chain header only`)
+            continue
+          }
+          const onChain = yield* registry.getRevision(revision.revisionVersion)
+          const problems = verifyRevision({ ...revision, manifestJcs: revision.manifestJcs.value, publishedAt: revision.publishedAt! }, onChain)
+          if (problems.length > 0) failed.push({ revisionVersion: revision.revisionVersion, problems })
+          yield* progress(problems.length === 0 ? `${position}: ok (${revision.metadataHash})` : `${position}: MISMATCH\n    ${problems.join("\n    ")}`)
+        }
+        return { checked: revisions.length, failed, unavailable } satisfies VerifyOutcome
+      })
+
+    return { verifyAll } as const
+  })
+}) {}
