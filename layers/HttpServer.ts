@@ -8,6 +8,7 @@ import { createServer } from "node:http"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { ServiceStatus } from "../services/platform/ServiceStatus.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
+import { AdminHandlers } from "../src/handlers/admin.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
@@ -15,7 +16,7 @@ import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
 
 /** Handlers of every group of ServerApi. */
-export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers).pipe(
+export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default])
 )
 

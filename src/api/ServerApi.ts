@@ -1,8 +1,10 @@
 /**
- * Everything one server process serves: the public API and the inference API side by side.
+ * Everything one server process serves: the public API and the inference API side by side (each with its own
+ * document), and the maintainer API, which has none.
  */
 import { HttpApi } from "@effect/platform"
+import { AdminApi } from "./AdminApi.ts"
 import { InferenceApi } from "./InferenceApi.ts"
 import { PublicApi } from "./PublicApi.ts"
 
-export class ServerApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi) {}
+export class ServerApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi).addHttpApi(AdminApi) {}

@@ -6,6 +6,7 @@
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { ValidationFailed } from "../../domain/errors.ts"
+import { AdminApi } from "../../src/api/AdminApi.ts"
 import { InferenceApi } from "../../src/api/InferenceApi.ts"
 import { PublicApi } from "../../src/api/PublicApi.ts"
 import { reportAllIssues } from "../../src/api/shared.ts"
@@ -29,7 +30,7 @@ class ProbeGroup extends HttpApiGroup.make("probe")
       .addSuccess(Schema.Struct({ sleptMs: Schema.Number }))
   ) {}
 
-export class ProbeApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi).add(ProbeGroup) {}
+export class ProbeApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi).addHttpApi(AdminApi).add(ProbeGroup) {}
 
 export const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
   handlers

@@ -1,0 +1,68 @@
+/**
+ * Maintainer operations on revisions (SPEC "Authentication" 8): not part of the public interface, not in either
+ * published document, and refused without the maintainer token (MAINTAINER_TOKEN) as a Bearer credential.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ContractError, NotFound, Unauthorized, ValidationFailed } from "../../domain/errors.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+import { AlwaysPossibleErrors } from "./shared.ts"
+
+export class MaintainerAuth extends HttpApiMiddleware.Tag<MaintainerAuth>()("MaintainerAuth", {
+  failure: errorWire(Unauthorized),
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+export const AdminRevision = Schema.Struct({
+  revisionVersion: Schema.Number,
+  status: Schema.Literal("PENDING", "BROADCAST", "CONFIRMED", "DISCARDED"),
+  methodologyVersion: Schema.Number,
+  scuUsd18: Schema.String,
+  contentHash: Schema.String,
+  metadataHash: Schema.String,
+  summary: Schema.String,
+  requiresApproval: Schema.Boolean,
+  txHash: Schema.NullOr(Schema.String),
+  publishedAt: Schema.NullOr(Schema.String),
+  confirmedAt: Schema.NullOr(Schema.String),
+  failureReason: Schema.NullOr(Schema.String),
+  failureMessage: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AdminRevision" })
+
+const PublishResult = Schema.Struct({ revision: Schema.NullOr(AdminRevision) })
+
+const ScanResult = Schema.Struct({
+  scanId: Schema.String,
+  outcome: Schema.String,
+  catalogChanges: Schema.Number,
+  basketChanges: Schema.Array(Schema.Struct({ type: Schema.String, family: Schema.String, modelKey: Schema.String, description: Schema.String }))
+})
+
+const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+
+export class AdminGroup extends HttpApiGroup.make("admin")
+  .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))
+  .add(HttpApiEndpoint.post("publish", "/v1/admin/revisions/publish").addSuccess(PublishResult).addError(errorWire(ContractError)))
+  .add(
+    HttpApiEndpoint.post("approve")`/v1/admin/revisions/${revisionParam}/approve`
+      .addSuccess(AdminRevision)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ContractError))
+      .addError(errorWire(ValidationFailed))
+  )
+  .add(
+    HttpApiEndpoint.post("discard")`/v1/admin/revisions/${revisionParam}/discard`
+      .addSuccess(AdminRevision)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+  )
+  .add(HttpApiEndpoint.post("refork", "/v1/admin/revisions/refork").addSuccess(PublishResult).addError(errorWire(ContractError)))
+  .add(HttpApiEndpoint.post("scan", "/v1/admin/scan").addSuccess(ScanResult))
+  .middleware(MaintainerAuth) {}
+
+export class AdminApi extends HttpApi.make("admin")
+  .add(AdminGroup)
+  .addError(AlwaysPossibleErrors[0])
+  .addError(AlwaysPossibleErrors[1])
+  .annotate(OpenApi.Title, "Compute Exchange maintainer API (private)") {}
+
