@@ -45,7 +45,8 @@ describe("npm start on embedded defaults", () => {
   it("serves /openapi.json within 30 seconds on an empty DATA_DIR, stops cleanly, and restarts on it", async () => {
     const dataDir = emptyDataDir()
     const port = await freePort()
-    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(await freePort()) })
+    const chainPort = await freePort()
+    const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(chainPort), LOG_FORMAT: "json" })
 
     const since = Date.now()
     const first = track(startProcess("npm", ["start", "--silent"], env))
@@ -53,21 +54,44 @@ describe("npm start on embedded defaults", () => {
     console.log(`[startup] first start on an empty DATA_DIR served /openapi.json after ${firstStartMs} ms`)
     expect(firstStartMs).toBeLessThan(30_000)
     expect(first.output()).toMatch(/applied \d+ migration/)
-    const status = (await (await fetch(`http://127.0.0.1:${port}/v1/status`)).json()) as { database: { backend: string } }
-    expect(status.database.backend).toBe("pglite")
+    const serviceStatus = (await (await fetch(`http://127.0.0.1:${port}/v1/status`)).json()) as { database: { backend: string } }
+    expect(serviceStatus.database.backend).toBe("pglite")
     expect(Fs.existsSync(Path.join(dataDir, "pglite"))).toBe(true)
+
+    // The history is replayed on the embedded chain in the background, with progress in the log.
+    const replayed = await first.waitForLog(/history replayed: \d+ revisions published/, 90_000)
+    const published = Number(/history replayed: (\d+)/.exec(replayed)![1])
+    console.log(`[startup] history replay published ${published} revisions after ${Date.now() - since} ms`)
+    expect(published).toBeGreaterThanOrEqual(5)
+    expect(first.output()).toMatch(/replay 1\/\d+: revision 1 at 2025-06-17T00:00:00.000Z: Genesis basket/)
+
+    // The CLI will not open the embedded database while the service has it.
+    const cli = (command: string) =>
+      track(startProcess(process.execPath, ["--import", "tsx", "src/cli.ts", "oracle", command], env))
+    const busy = cli("status")
+    expect(await busy.exited).not.toBe(0)
+    expect(busy.output()).toMatch(/is open in process \d+/)
 
     // npm relays SIGTERM to the service (the start script execs it) and reports how it ended.
     expect(await first.stop("SIGTERM")).toBe(0)
     expect(first.output()).toMatch(/embedded database closed/)
+
+    const status = cli("status")
+    expect(await status.exited).toBe(0)
+    expect(status.output()).toMatch(new RegExp(`revisions on chain: ${published}; confirmed in the database: ${published}`))
+    const verify = cli("verify")
+    expect(await verify.exited).toBe(0)
+    expect(verify.output()).toMatch(new RegExp(`${published} revisions checked: ${published} verified, 0 mismatched`))
 
     const restartSince = Date.now()
     const second = track(startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], env))
     const restartMs = await until200(`http://127.0.0.1:${port}/openapi.json`, 30_000, restartSince)
     console.log(`[startup] restart on the same DATA_DIR served /openapi.json after ${restartMs} ms`)
     expect(second.output()).toMatch(/database schema is current/)
+    expect(second.output()).toMatch(/"fresh":false/)
+    expect(second.output()).not.toMatch(/replaying index history/)
     expect(await second.stop("SIGINT")).toBe(0)
-  }, 90_000)
+  }, 180_000)
 })
 
 describe("graceful shutdown", () => {

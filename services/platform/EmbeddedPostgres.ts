@@ -4,7 +4,7 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Effect, Redacted } from "effect"
+import { Data, Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 
@@ -20,11 +20,52 @@ export interface EmbeddedPostgresHandle {
   readonly dataDir: string | undefined
 }
 
+export class EmbeddedDatabaseInUse extends Data.TaggedError("EmbeddedDatabaseInUse")<{ readonly message: string }> {}
+
+const processAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM"
+  }
+}
+
+/**
+ * PGlite files must have one writer: a lock file next to them names the process that has them open. A lock left
+ * by a process that is gone is taken over.
+ */
+const lockDataDir = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const lockFile = `${dataDir}.lock`
+        try {
+          Fs.writeFileSync(lockFile, String(process.pid), { flag: "wx" })
+        } catch {
+          const holder = Number(Fs.readFileSync(lockFile, "utf8"))
+          if (Number.isInteger(holder) && holder !== process.pid && processAlive(holder)) {
+            throw new EmbeddedDatabaseInUse({
+              message: `the embedded database ${dataDir} is open in process ${holder} (is the service running on this DATA_DIR?)`
+            })
+          }
+          Fs.writeFileSync(lockFile, String(process.pid))
+        }
+        return lockFile
+      },
+      catch: (error) => (error instanceof EmbeddedDatabaseInUse ? error : new EmbeddedDatabaseInUse({ message: String(error) }))
+    }),
+    (lockFile) => Effect.sync(() => Fs.rmSync(lockFile, { force: true }))
+  )
+
 /** Opens the database and its socket for the lifetime of the scope; closing it flushes PGlite to disk. */
 export const acquireEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
   Effect.gen(function* () {
     const dataDir = options.dataDir === undefined ? undefined : Path.resolve(options.dataDir)
-    if (dataDir !== undefined) Fs.mkdirSync(dataDir, { recursive: true })
+    if (dataDir !== undefined) {
+      Fs.mkdirSync(dataDir, { recursive: true })
+      yield* lockDataDir(dataDir)
+    }
     const started = Date.now()
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(dataDir === undefined ? {} : { dataDir })),
