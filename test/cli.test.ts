@@ -62,6 +62,21 @@ describe("npm run oracle -- scan", () => {
     }
   }, 60_000)
 
+  it("loads the bundled cards by default", async () => {
+    const fresh = await createTestDatabase()
+    try {
+      const result = await runCli(["oracle", "scan"], { DATABASE_URL: fresh.url, LOG_LEVEL: "WARN" })
+      expect(result.code).toBe(0)
+      for (const provider of ["anthropic", "google", "openai", "xai", "deepseek", "mistral", "alibaba", "moonshot"]) {
+        expect(result.output).toMatch(new RegExp(`READ +data/cards/${provider}\\.yaml \\(${provider}, \\d+ models\\)`))
+      }
+      const size = Number(/basket as of .*: (\d+) families/.exec(result.output)![1])
+      expect(size).toBeGreaterThanOrEqual(18)
+    } finally {
+      await fresh.close()
+    }
+  }, 60_000)
+
   it("fails when no card can be read", async () => {
     const result = await runCli(["oracle", "scan"], { DATABASE_URL: database.url, PRICE_DATA_DIR: "/nonexistent", LOG_LEVEL: "WARN" })
     expect(result.code).toBe(1)
