@@ -103,6 +103,13 @@ export const appConfig = Config.all({
     syncIntervalSeconds: nonNegativeNumber("CHAIN_SYNC_INTERVAL_SECONDS", 60),
     staleAfterSeconds: positiveInteger("CHAIN_STALE_AFTER_SECONDS", 600)
   }),
+  rateLimit: Config.all({
+    enabled: Config.boolean("RATE_LIMIT_ENABLED").pipe(Config.withDefault(true)),
+    perMinute: positiveInteger("RATE_LIMIT_PER_MINUTE", 120),
+    perSecond: positiveInteger("RATE_LIMIT_PER_SECOND", 5),
+    perTenSeconds: positiveInteger("RATE_LIMIT_PER_10_SECONDS", 20),
+    redisUrl: optionalSecret("REDIS_URL")
+  }),
   revisions: Config.all({
     approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),
     maintainerToken: optionalSecret("MAINTAINER_TOKEN")
