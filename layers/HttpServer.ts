@@ -5,18 +5,22 @@ import { HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpServer } from "@ef
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { OracleSnapshot } from "../services/oracle/OracleSnapshot.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
+import { RateLimits } from "../services/platform/RateLimits.ts"
 import { ServiceStatus } from "../services/platform/ServiceStatus.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
 import { AdminHandlers } from "../src/handlers/admin.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
+import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
+import { RateLimitsLive } from "./RateLimit.ts"
 
 /** Handlers of every group of ServerApi. */
-export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers).pipe(
+export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers, OracleHandlers).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default])
 )
 
@@ -28,10 +32,20 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<"server", Groups, E, R>
 ) => {
   const pipeline = Layer.unwrapEffect(
-    Effect.map(AppConfig, (config) =>
-      HttpApiBuilder.middleware(requestPipeline({ trustProxy: config.trustProxy, routes: makeRouteTable(api) }))
-    )
-  )
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      const rateLimits = yield* RateLimits
+      const snapshot = yield* OracleSnapshot
+      return HttpApiBuilder.middleware(
+        requestPipeline({
+          trustProxy: config.trustProxy,
+          routes: makeRouteTable(api),
+          rateLimits,
+          methodologyVersion: Effect.map(snapshot.current, (s) => s.methodologyVersion)
+        })
+      )
+    })
+  ).pipe(Layer.provide(RateLimitsLive))
   return HttpApiBuilder.serve().pipe(
     Layer.provide(pipeline),
     Layer.provide(HttpApiBuilder.api(api)),

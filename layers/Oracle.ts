@@ -6,6 +6,9 @@ import { Layer } from "effect"
 import { BasketGovernance } from "../services/oracle/BasketGovernance.ts"
 import { CatalogRepository } from "../services/oracle/CatalogRepository.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
+import { ContractMetadata } from "../services/oracle/ContractMetadata.ts"
+import { OracleSnapshot } from "../services/oracle/OracleSnapshot.ts"
+import { OracleChangeFeed } from "../services/oracle/OracleChangeFeed.ts"
 import { HistoryReplay } from "../services/oracle/HistoryReplay.ts"
 import { OracleCycle, OracleSchedulerLive } from "../services/oracle/OracleScheduler.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
@@ -16,18 +19,28 @@ import { Jobs } from "../services/platform/Jobs.ts"
 import { ChainLive } from "./Chain.ts"
 
 /** Catalog, scan, governance and jobs, needing only a SqlClient. */
-export const OracleLive = Layer.mergeAll(PriceScan.Default, CatalogRepository.Default, BasketGovernance.Default, Jobs.Default).pipe(
+export const OracleLive = Layer.mergeAll(
+  PriceScan.Default,
+  CatalogRepository.Default,
+  BasketGovernance.Default,
+  OracleChangeFeed.Default,
+  Jobs.Default
+).pipe(
   Layer.provideMerge(AppConfig.Default)
 )
 
 const PublisherLive = Publisher.Default.pipe(Layer.provideMerge(RevisionRepository.Default))
 
 /** Revisions on the chain: publication, sync, history replay; with the catalog services beneath. */
-export const AnchoringLive = Layer.mergeAll(ChainSync.Default, OracleCycle.Default.pipe(Layer.provideMerge(HistoryReplay.Default))).pipe(
+export const AnchoringLive = Layer.mergeAll(
+  ChainSync.Default,
+  OracleCycle.Default.pipe(Layer.provideMerge(HistoryReplay.Default)),
+  ContractMetadata.Default
+).pipe(
   Layer.provideMerge(PublisherLive),
   Layer.provideMerge(ChainLive),
   Layer.provideMerge(OracleLive)
 )
 
-/** Everything, with the schedule running in the background. */
-export const OracleWithScheduleLive = OracleSchedulerLive.pipe(Layer.provideMerge(AnchoringLive))
+/** Everything: the read snapshot, and the schedule running in the background. */
+export const OracleWithScheduleLive = Layer.merge(OracleSchedulerLive, OracleSnapshot.Default).pipe(Layer.provideMerge(AnchoringLive))

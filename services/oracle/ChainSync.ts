@@ -6,6 +6,7 @@
 import { Clock, Effect, Option } from "effect"
 import { Registry } from "../chain/Registry.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { Publisher } from "./Publisher.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
 
@@ -25,6 +26,7 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
     const repository = yield* RevisionRepository
     const publisher = yield* Publisher
     const config = yield* AppConfig
+    const feed = yield* OracleChangeFeed
     const { chainId, registryAddress } = registry.endpoint
 
     const syncOnce = Effect.gen(function* () {
@@ -54,6 +56,7 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
         yield* Effect.logWarning(`revision ${version} found on chain without a manifest here; recorded as unavailable`)
       }
       yield* repository.recordSync({ chainId, registryAddress, lastBlock: block.number ?? 0n, lastRevisionVersion: onChain })
+      yield* feed.bump
       return { onChain, block: block.number ?? 0n }
     })
 

@@ -12,6 +12,7 @@ import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { BasketGovernance } from "./BasketGovernance.ts"
 import { CardSources, type SourceOutcome } from "./CardSources.ts"
 import { type CatalogChange, CatalogRepository } from "./CatalogRepository.ts"
+import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 
 export type ScanTrigger = "schedule" | "cli" | "boot" | "admin" | "test"
 
@@ -85,6 +86,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
     const repository = yield* CatalogRepository
     const sources = yield* CardSources
     const governance = yield* BasketGovernance
+    const feed = yield* OracleChangeFeed
 
     const previousBasket = (scanId: string) =>
       sql<{ basket: { members: ReadonlyArray<StoredMember> } }>`
@@ -163,6 +165,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
             basketChanges: basket.changes.length
           })
         )
+        yield* feed.bump
         return {
           scanId,
           trigger,
@@ -185,5 +188,5 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
 
     return { run, currentBasket } as const
   }),
-  dependencies: [CatalogRepository.Default, CardSources.Default, BasketGovernance.Default]
+  dependencies: [CatalogRepository.Default, CardSources.Default, BasketGovernance.Default, OracleChangeFeed.Default]
 }) {}

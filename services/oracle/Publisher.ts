@@ -12,6 +12,7 @@ import { ChainFailure, Registry, registryAbi } from "../chain/Registry.ts"
 import { EmbeddedChainTag } from "../chain/EmbeddedChain.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { BasketGovernance, type Liveness } from "./BasketGovernance.ts"
+import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository, type StoredRevision } from "./RevisionRepository.ts"
 
 /** What a maintainer or a test sees of a failed publish: SPEC's contract_error with its reason. */
@@ -27,6 +28,7 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
     const registry = yield* Registry
     const embedded = yield* EmbeddedChainTag
     const config = yield* AppConfig
+    const feed = yield* OracleChangeFeed
 
     const previousMembers = Effect.map(repository.latestConfirmed, (latest) =>
       Option.match(Option.flatMap(latest, (r) => Option.map(r.manifest, (m) => ({ m, at: r.publishedAt! }))), {
@@ -69,6 +71,7 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
           .awaitConfirmation(txHash, `${config.chain.confirmationTimeoutMs} millis`)
           .pipe(Effect.catchAll((failure) => fail(revision, failure)))
         yield* repository.markConfirmed(revision, receipt)
+        yield* feed.bump
         if (Option.isSome(embedded)) {
           yield* embedded.value.persist.pipe(
             Effect.catchAll((error) => Effect.logError("could not save the embedded chain's state", error))

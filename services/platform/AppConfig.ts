@@ -108,7 +108,8 @@ export const appConfig = Config.all({
     perMinute: positiveInteger("RATE_LIMIT_PER_MINUTE", 120),
     perSecond: positiveInteger("RATE_LIMIT_PER_SECOND", 5),
     perTenSeconds: positiveInteger("RATE_LIMIT_PER_10_SECONDS", 20),
-    redisUrl: optionalSecret("REDIS_URL")
+    redisUrl: optionalSecret("REDIS_URL"),
+    keyPrefix: Config.string("RATE_LIMIT_KEY_PREFIX").pipe(Config.withDefault("cx:ratelimit:"))
   }),
   revisions: Config.all({
     approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),

@@ -3,10 +3,12 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { DocsGroup } from "./DocsApi.ts"
+import { OracleGroup } from "./OracleApi.ts"
 import { ServiceGroup } from "./ServiceApi.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
 
 export class PublicApi extends HttpApi.make("public")
+  .add(OracleGroup)
   .add(DocsGroup)
   .add(ServiceGroup)
   .addError(AlwaysPossibleErrors[0])

@@ -1,0 +1,213 @@
+/**
+ * The read side of the public oracle: an in-memory snapshot of confirmed revisions and the live catalog, with the
+ * hot responses pre-serialized. It is rebuilt on the first read after any writer bumped the change feed (a revision
+ * confirmed, a scan finished, a sync ran), and every few seconds from the database so replicas converge; requests
+ * never recompute it.
+ */
+import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
+import * as Fs from "node:fs"
+import { parse as parseYaml } from "yaml"
+import { SqlClient } from "@effect/sql"
+import type { ModelCard, ProviderRecord } from "../../domain/catalog/card.ts"
+import type { StoredPoint } from "../../domain/oracle/prices.ts"
+import { checkMethodologies, type MethodologyRecord } from "../../domain/oracle/methodology.ts"
+import {
+  basketView,
+  baselineView,
+  catalogView,
+  type ConfirmedRevision,
+  historyCsv,
+  historyView,
+  latestView,
+  type LogInput,
+  modelsView,
+  type OracleInputs,
+  pricingView,
+  reconstitutionsMarkdown,
+  reconstitutionsView,
+  scuView
+} from "../../domain/oracle/views.ts"
+import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
+import * as S from "../../src/api/oracleSchemas.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { CatalogRepository } from "./CatalogRepository.ts"
+import { ChainSync, type OracleHealth } from "./ChainSync.ts"
+import { OracleChangeFeed } from "./OracleChangeFeed.ts"
+import { RevisionRepository } from "./RevisionRepository.ts"
+
+const encodeJson = <A, I>(schema: Schema.Schema<A, I>, value: unknown): string =>
+  JSON.stringify(Schema.encodeSync(schema)(value as A))
+
+export interface Snapshot {
+  readonly version: number
+  readonly builtAt: Date
+  readonly inputs: OracleInputs
+  readonly log: ReadonlyArray<LogInput>
+  readonly health: OracleHealth
+  /** The methodology in force now: the latest revision's, or the newest record before any revision. */
+  readonly methodologyVersion: number
+  readonly methodologies: ReadonlyArray<MethodologyRecord>
+  readonly revisionsByVersion: ReadonlyMap<number, ConfirmedRevision>
+  readonly manifestsByHash: ReadonlyMap<string, string>
+  readonly providers: ReadonlyArray<ProviderRecord>
+  /** Every listed model's card and full price history (latest observation per effective date). */
+  readonly histories: ReadonlyMap<string, { readonly card: ModelCard; readonly prices: ReadonlyArray<StoredPoint> }>
+  /** Pre-serialized bodies; absent when there is no confirmed revision (the endpoint answers 204). */
+  readonly bodies: {
+    readonly scu: string | undefined
+    readonly basket: string | undefined
+    readonly latest: string | undefined
+    readonly baseline: string | undefined
+    readonly models: string
+    readonly catalog: string
+    readonly pricing: string
+    readonly reconstitutions: string
+    readonly reconstitutionsMarkdown: string
+    readonly methodology: string
+    readonly historyDefault: string
+    readonly historyDailyDefault: string
+    readonly historyDailyCsvDefault: string
+  }
+}
+
+const HISTORY_LIMIT = 10_000
+
+export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnapshot", {
+  scoped: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const sql = yield* SqlClient.SqlClient
+    const catalog = yield* CatalogRepository
+    const revisions = yield* RevisionRepository
+    const chainSync = yield* ChainSync
+    const feed = yield* OracleChangeFeed
+
+    // Methodology records are part of the product, not of an operator's price cards: always the bundled file.
+    const methodologyFile = new URL("../../data/methodology.yaml", import.meta.url).pathname
+    const methodologies = yield* Effect.try(() =>
+      checkMethodologies(methodologyFile, parseYaml(Fs.readFileSync(methodologyFile, "utf8"), { schema: "failsafe" }))
+    ).pipe(
+      Effect.flatMap((result) => (result._tag === "Right" ? Effect.succeed(result.right) : Effect.fail(new Error(result.left)))),
+      Effect.orDie
+    )
+
+    const build = (version: number) =>
+      Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const stored = yield* revisions.confirmed
+        const confirmed: Array<ConfirmedRevision> = stored.map((r) => ({
+          revisionVersion: r.revisionVersion,
+          methodologyVersion: r.methodologyVersion,
+          scuUsd18: r.scuUsd18 as Usd18,
+          contentHash: r.contentHash,
+          metadataHash: r.metadataHash,
+          manifest: Option.getOrNull(r.manifest),
+          publishedAt: r.publishedAt!,
+          publishedBlock: r.publishedBlock ?? 0n,
+          confirmedAt: r.confirmedAt!,
+          txHash: r.txHash!
+        }))
+        const listings = (yield* catalog.catalogNow(now)).map(({ card, price }) => ({ card, price }))
+        const providers = yield* catalog.providers
+        const log = (yield* revisions.log).map((entry) => ({ ...entry, id: String(entry.id) })) as ReadonlyArray<LogInput>
+        const health = yield* chainSync.health
+        const histories = new Map(
+          (yield* catalog.modelsWithHistory)
+            .filter((m) => m.deletedAt === null)
+            .map((m) => [m.card.id, { card: m.card, prices: m.prices }] as const)
+        )
+        const inputs: OracleInputs = {
+          revisions: confirmed,
+          catalog: listings,
+          providers,
+          pegUsd18: DEFAULT_PEG_USD18,
+          routable: new Set(),
+          now
+        }
+        const latest = confirmed[confirmed.length - 1]
+        const methodologyVersion = latest?.methodologyVersion ?? methodologies[methodologies.length - 1]!.version
+        const scu = scuView(inputs)
+        const basket = basketView(inputs)
+        const latestBody = latestView(inputs)
+        const baseline = baselineView(inputs)
+        const daily = historyView(inputs, { granularity: "daily", from: null, to: null, limit: HISTORY_LIMIT })
+        return {
+          version,
+          builtAt: now,
+          inputs,
+          log,
+          health,
+          methodologyVersion,
+          methodologies,
+          revisionsByVersion: new Map(confirmed.map((r) => [r.revisionVersion, r])),
+          manifestsByHash: new Map(
+            stored.flatMap((r) => (Option.isSome(r.manifestJcs) ? [[r.metadataHash, r.manifestJcs.value] as const] : []))
+          ),
+          providers,
+          histories,
+          bodies: {
+            scu: scu === undefined ? undefined : encodeJson(S.ScuResponse, scu),
+            basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),
+            latest: latestBody === undefined ? undefined : encodeJson(S.LatestResponse, latestBody),
+            baseline: baseline === undefined ? undefined : encodeJson(S.BaselineResponse, baseline),
+            models: encodeJson(S.ModelsResponse, modelsView(inputs)),
+            catalog: encodeJson(S.CatalogResponse, catalogView(inputs)),
+            pricing: encodeJson(S.PricingResponse, pricingView(inputs)),
+            reconstitutions: encodeJson(S.ReconstitutionLog, reconstitutionsView(log)),
+            reconstitutionsMarkdown: reconstitutionsMarkdown(log, now),
+            methodology: encodeJson(S.MethodologyChangelog, { activeVersion: methodologyVersion, entries: methodologies }),
+            historyDefault: encodeJson(
+              S.HistoryResponse,
+              historyView(inputs, { granularity: "per-revision", from: null, to: null, limit: HISTORY_LIMIT })
+            ),
+            historyDailyDefault: encodeJson(S.HistoryResponse, daily),
+            historyDailyCsvDefault: historyCsv(daily)
+          }
+        } satisfies Snapshot
+      })
+
+    const state = yield* Ref.make<Snapshot | undefined>(undefined)
+    const lock = yield* Effect.makeSemaphore(1)
+
+    /** The snapshot for the current change version, rebuilding it first when a writer has changed the data. */
+    const current: Effect.Effect<Snapshot> = Effect.gen(function* () {
+      const wanted = yield* feed.version
+      const held = yield* Ref.get(state)
+      if (held !== undefined && held.version === wanted) return held
+      return yield* lock.withPermits(1)(
+        Effect.gen(function* () {
+          const again = yield* Ref.get(state)
+          const version = yield* feed.version
+          if (again !== undefined && again.version === version) return again
+          const built = yield* build(version)
+          yield* Ref.set(state, built)
+          return built
+        })
+      )
+    })
+
+    // Other replicas write to the same database: notice their changes (and the time passing for `stale`).
+    const fingerprint = sql<{ f: string }>`
+      SELECT concat_ws('|',
+        (SELECT count(*) FROM revisions WHERE status = 'CONFIRMED'),
+        (SELECT max(updated_at) FROM revisions),
+        (SELECT max(id) FROM price_scans WHERE finished_at IS NOT NULL),
+        (SELECT last_sync_at FROM chain_sync WHERE id = 1),
+        (SELECT last_error_at FROM chain_sync WHERE id = 1)) AS f`.pipe(
+      Effect.map((rows) => rows[0]?.f ?? ""),
+      orDieUnlessUnavailable
+    )
+    const lastFingerprint = yield* Ref.make("")
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          yield* Effect.sleep(Duration.seconds(5))
+          const seen = yield* fingerprint
+          if (seen !== (yield* Ref.getAndSet(lastFingerprint, seen))) yield* feed.bump
+        }).pipe(Effect.catchAllCause(() => Effect.void))
+      )
+    )
+
+    return { current } as const
+  })
+}) {}

@@ -1,0 +1,50 @@
+/**
+ * SPEC "Limits": the public oracle API (every path under `/v1/oracle/`) is rate limited per client address
+ * (the one requestContext resolved, per TRUST_PROXY). Every response of an oracle path carries
+ * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (epoch seconds) for the tightest
+ * budget; over any budget the answer is 429 `rate_limited` with `Retry-After`, given here before the
+ * request reaches routing or any handler. Other paths pass untouched.
+ */
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { RateLimited } from "../../domain/errors.ts"
+import type { RateLimitDecision, RateLimits } from "../../services/platform/RateLimits.ts"
+import { renderError } from "./errorEnvelope.ts"
+
+export const ORACLE_PATH_PREFIX = "/v1/oracle/"
+
+export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({
+  "x-ratelimit-limit": String(decision.limit),
+  "x-ratelimit-remaining": String(decision.remaining),
+  "x-ratelimit-reset": String(decision.resetEpochSeconds)
+})
+
+export const oracleRateLimit =
+  (limits: RateLimits) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function* () {
+      if (!limits.enabled) return yield* app
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const path = request.url.split("?")[0] ?? request.url
+      if (!path.startsWith(ORACLE_PATH_PREFIX)) return yield* app
+
+      const decision = yield* limits.check(Option.getOrElse(request.remoteAddress, () => "unknown"))
+      const headers = rateLimitHeaders(decision)
+      if (!decision.allowed) {
+        const seconds = decision.retryAfterSeconds
+        return HttpServerResponse.setHeaders(
+          renderError(
+            new RateLimited({
+              message: `Too many requests to the oracle API from this address: retry after ${seconds} second${seconds === 1 ? "" : "s"}.`,
+              details: { retryAfterSeconds: seconds }
+            })
+          ),
+          headers
+        )
+      }
+      // Also on whatever an inner layer or the server itself ends up writing (a failure rendered later).
+      yield* HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+      )
+      return HttpServerResponse.setHeaders(yield* app, headers)
+    })
