@@ -341,3 +341,28 @@ describe("name resolution", () => {
     expect((await get(`/v1/oracle/resolve?keys=${tooMany}`)).status).toBe(422)
   })
 })
+
+describe("stats and activity", () => {
+  it("/stats aggregates revisions, the catalog and the SCU's range", async () => {
+    const stats = await body("/v1/oracle/stats")
+    expect(stats.revisions).toMatchObject({ confirmed: 4, genesis: { revisionVersion: 1, publishedAt: "2025-06-17T00:00:00.000Z" } })
+    expect(stats).toMatchObject({ basketSize: 4, catalog: { providers: 2, families: 5, models: 7, modelsEverInBasket: 5 } })
+    expect(stats.reconstitutionChanges).toEqual({ ModelAdded: 5, ModelRemoved: 1, PriceChanged: 1 })
+    expect(stats.scu.lowest.scuUsd).toBeLessThanOrEqual(stats.scu.highest.scuUsd)
+  })
+
+  it("/activity pages through events newest first, and refuses out-of-range paging with 422", async () => {
+    const first = await body("/v1/oracle/activity?limit=2")
+    expect(first).toMatchObject({ object: "list", limit: 2, offset: 0, total: 11, hasMore: true })
+    expect(first.data.map((e: Json) => [e.id, e.type])).toEqual([
+      ["r4", "revision.published"],
+      ["r4.1", "price.changed"]
+    ])
+    const last = await body("/v1/oracle/activity?limit=5&offset=10")
+    expect(last).toMatchObject({ total: 11, hasMore: false })
+    expect(last.data.map((e: Json) => e.id)).toEqual(["r1.2"])
+    for (const query of ["limit=0", "limit=101", "offset=-1", "offset=abc"]) {
+      expect((await get(`/v1/oracle/activity?${query}`)).status, query).toBe(422)
+    }
+  })
+})

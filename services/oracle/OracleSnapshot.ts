@@ -12,6 +12,8 @@ import type { ModelCard, ProviderRecord } from "../../domain/catalog/card.ts"
 import type { StoredPoint } from "../../domain/oracle/prices.ts"
 import { checkMethodologies, type MethodologyRecord } from "../../domain/oracle/methodology.ts"
 import {
+  type ActivityEvent,
+  activityEvents,
   basketView,
   baselineView,
   catalogView,
@@ -25,7 +27,8 @@ import {
   pricingView,
   reconstitutionsMarkdown,
   reconstitutionsView,
-  scuView
+  scuView,
+  statsView
 } from "../../domain/oracle/views.ts"
 import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
 import * as S from "../../src/api/oracleSchemas.ts"
@@ -68,7 +71,9 @@ export interface Snapshot {
     readonly historyDefault: string
     readonly historyDailyDefault: string
     readonly historyDailyCsvDefault: string
+    readonly stats: string
   }
+  readonly activity: ReadonlyArray<ActivityEvent>
 }
 
 const HISTORY_LIMIT = 10_000
@@ -161,8 +166,10 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
               historyView(inputs, { granularity: "per-revision", from: null, to: null, limit: HISTORY_LIMIT })
             ),
             historyDailyDefault: encodeJson(S.HistoryResponse, daily),
-            historyDailyCsvDefault: historyCsv(daily)
-          }
+            historyDailyCsvDefault: historyCsv(daily),
+            stats: encodeJson(S.StatsResponse, statsView(inputs, log))
+          },
+          activity: activityEvents(log)
         } satisfies Snapshot
       })
 

@@ -122,6 +122,20 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "A confirmed revision's manifest, by its metadataHash")
   )
+  .add(get("stats", "/v1/oracle/stats", "Aggregate protocol statistics").addSuccess(S.StatsResponse))
+  .add(
+    get("activity", "/v1/oracle/activity", "Protocol events, newest first (limit 1-100, default 20; offset 0-100000)")
+      .setUrlParams(
+        reportAllIssues(
+          Schema.Struct({
+            limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))),
+            offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 100_000)))
+          })
+        )
+      )
+      .addSuccess(S.ActivityPage)
+      .addError(errorWire(ValidationFailed))
+  )
   .add(get("pricing", "/v1/oracle/pricing", "Prices as billed (5% routing markup)").addSuccess(S.PricingResponse))
   .add(get("methodology", "/v1/oracle/methodology", "Every methodology version and the active one").addSuccess(S.MethodologyChangelog))
   .add(

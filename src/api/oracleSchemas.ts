@@ -333,3 +333,45 @@ export const ResolveResult = Schema.Struct({
 }).annotations({ identifier: "ResolveResult" })
 
 export const ResolveBatch = Schema.Struct({ results: Schema.Array(ResolveResult) }).annotations({ identifier: "ResolveBatch" })
+
+const Extreme = Schema.NullOr(Schema.Struct({ scuUsd: Schema.Number, revisionVersion: Schema.Number, publishedAt: Timestamp }))
+const RevisionRef = Schema.NullOr(Schema.Struct({ revisionVersion: Schema.Number, publishedAt: Timestamp }))
+
+export const StatsResponse = Schema.Struct({
+  revisions: Schema.Struct({ confirmed: Schema.Number, genesis: RevisionRef, latest: RevisionRef }),
+  basketSize: Schema.Number,
+  catalog: Schema.Struct({
+    providers: Schema.Number,
+    families: Schema.Number,
+    models: Schema.Number,
+    modelsEverInBasket: Schema.Number
+  }),
+  scu: Schema.Struct({
+    currentUsd: Schema.NullOr(Schema.Number),
+    baselineUsd: Schema.NullOr(Schema.Number),
+    computeIndex: Schema.NullOr(Schema.Number),
+    lowest: Extreme,
+    highest: Extreme
+  }),
+  reconstitutionChanges: Schema.Struct({ ModelAdded: Schema.Number, ModelRemoved: Schema.Number, PriceChanged: Schema.Number }),
+  generatedAt: Timestamp
+}).annotations({ identifier: "StatsResponse", description: "Aggregate protocol statistics over confirmed revisions and the live catalog" })
+
+export const ActivityEvent = Schema.Struct({
+  id: Schema.String.annotations({ description: "Stable id: r<revision> for a publication, r<revision>.<n> for its n-th change" }),
+  type: Schema.Literal("revision.published", "model.added", "model.removed", "price.changed"),
+  occurredAt: Timestamp,
+  revisionVersion: Schema.Number,
+  modelKey: Schema.NullOr(Schema.String),
+  description: Schema.String,
+  txHash: Hash
+}).annotations({ identifier: "ActivityEvent" })
+
+export const ActivityPage = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(ActivityEvent),
+  limit: Schema.Number,
+  offset: Schema.Number,
+  total: Schema.Number,
+  hasMore: Schema.Boolean
+}).annotations({ identifier: "ActivityPage", description: "Protocol events, newest first" })

@@ -277,6 +277,22 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
           return json(body, { "cache-control": "public, max-age=31536000, immutable" })
         })
       )
+      .handle("stats", () => Effect.map(snapshot, (s) => json(s.bodies.stats)))
+      .handle("activity", ({ urlParams }) =>
+        Effect.map(snapshot, (snap) => {
+          const limit = urlParams.limit ?? 20
+          const offset = urlParams.offset ?? 0
+          const events = snap.activity
+          return encoded(S.ActivityPage, {
+            object: "list",
+            data: events.slice(offset, offset + limit),
+            limit,
+            offset,
+            total: events.length,
+            hasMore: offset + limit < events.length
+          })
+        })
+      )
       .handle("pricing", () => Effect.map(snapshot, (s) => json(s.bodies.pricing)))
       .handle("methodology", () => Effect.map(snapshot, (s) => json(s.bodies.methodology)))
       .handle("methodologyVersion", ({ path }) =>
