@@ -198,3 +198,23 @@ describe("the service-desc link (RFC 8631)", () => {
     expect((await get("/openapi.json")).headers.get("link")).toBeNull()
   })
 })
+
+describe("the oracle in the public document", () => {
+  it("describes every oracle endpoint with its headers and its 429", async () => {
+    const document = (await (await get("/v1/openapi.json")).json()) as Json
+    const oraclePaths = Object.keys(document.paths).filter((p) => p.startsWith("/v1/oracle/"))
+    expect(oraclePaths.length).toBeGreaterThanOrEqual(24)
+    for (const path of oraclePaths) {
+      const responses = document.paths[path].get.responses
+      expect(responses["429"], path).toBeDefined()
+      expect(responses["429"].headers["Retry-After"], path).toBeDefined()
+      expect(responses["429"].headers["X-Methodology-Version"], path).toBeUndefined()
+      const success = Object.keys(responses).find((s) => s.startsWith("2"))!
+      expect(responses[success].headers["X-Methodology-Version"], path).toBeDefined()
+      expect(responses[success].headers["X-RateLimit-Remaining"], path).toBeDefined()
+    }
+    expect(document.paths["/v1/oracle/catalog"].get.responses["200"].headers["Cache-Control"].schema).toBeDefined()
+    expect(document.paths["/v1/oracle/scu"].get.responses["204"]).toBeDefined()
+    expect(Object.keys(document.paths["/v1/oracle/history"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"])
+  })
+})

@@ -80,13 +80,31 @@ const pruneComponents = (doc: Json) => {
   }
 }
 
+/** Cache lifetimes SPEC.md fixes for some oracle endpoints. */
+const ORACLE_CACHE: Record<string, string> = {
+  "/v1/oracle/catalog": "public, max-age=60",
+  "/v1/oracle/contract-metadata": "public, max-age=300",
+  "/v1/oracle/models/{key}/price-at": "public, max-age=60"
+}
+
+const oracleHeaders = (path: string, status: string) => ({
+  ...(status === "429"
+    ? { "Retry-After": { description: "Seconds until the client may try again", schema: { type: "integer" } } }
+    : { "X-Methodology-Version": { description: "The methodology in force now (integer >= 1); never on 429", schema: { type: "integer" } } }),
+  "X-RateLimit-Limit": { description: "Requests allowed in the tightest of the per-IP buckets", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in that bucket", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "When that bucket resets (Unix seconds)", schema: { type: "integer" } },
+  ...(ORACLE_CACHE[path] !== undefined && status.startsWith("2") ? { "Cache-Control": headerDoc(ORACLE_CACHE[path]!) } : {})
+})
+
 /** Documents the headers our middleware adds to every response. */
 const documentCommonHeaders = (doc: Json) => {
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const operation of Object.values<Json>(item)) {
-      for (const response of Object.values<Json>(operation.responses ?? {})) {
+      for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         response.headers = {
           ...response.headers,
+          ...(path.startsWith("/v1/oracle/") ? oracleHeaders(path, status) : {}),
           "X-Request-Id": headerDoc("Echo of the request's X-Request-Id, or an id the server assigned"),
           ...(isDocumentationPath(path)
             ? {
@@ -113,11 +131,26 @@ const dropPlaceholderIds = (node: unknown): void => {
   Object.values(record).forEach(dropPlaceholderIds)
 }
 
+/** Endpoints that answer CSV on `Accept: text/csv` beside JSON (two 200 bodies, which the generator merges). */
+const CSV_ENDPOINTS = ["/v1/oracle/history", "/v1/oracle/models/{key}/price-history"]
+
+const documentCsvAlternatives = (doc: Json) => {
+  for (const path of CSV_ENDPOINTS) {
+    const ok = doc.paths?.[path]?.get?.responses?.["200"]
+    if (ok === undefined) continue
+    ok.content = {
+      ...ok.content,
+      "text/csv": { schema: { type: "string", description: "RFC 4180 CSV with a header row, sent for Accept: text/csv" } }
+    }
+  }
+}
+
 const finalize = (doc: OpenApi.OpenAPISpec, publicBaseUrl: Option.Option<string>): Json => {
   const copy: Json = structuredClone(doc)
   dropPlaceholderIds(copy)
   dropPlatformDecodeError(copy)
   pruneComponents(copy)
+  documentCsvAlternatives(copy)
   documentCommonHeaders(copy)
   if (Option.isSome(publicBaseUrl)) copy.servers = [{ url: publicBaseUrl.value }]
   return copy
