@@ -59,6 +59,7 @@ const expectRefused = async (response: Response) => {
   expect(response.headers.get("cache-control")).toBe("no-store")
   // Emitted before the oracle's own headers are added (SPEC "Versioning").
   expect(response.headers.get("x-methodology-version")).toBeNull()
+  expect(response.headers.get("link")).toBe('</v1/openapi.yaml>; rel="service-desc"; type="text/yaml"')
   const retryAfter = response.headers.get("retry-after")
   expect(retryAfter).toMatch(/^[1-9][0-9]*$/)
   const text = await response.text()

@@ -1,7 +1,7 @@
 /**
  * The request pipeline around the router, outermost first: request id, client address and the log line;
- * the request body (JSON only, within the ceiling); the oracle API's rate limits; X-Methodology-Version on
- * oracle responses (never on a 429); the service-desc link;
+ * the request body (JSON only, within the ceiling); the service-desc link (on every API response, 429 included);
+ * the oracle API's rate limits; X-Methodology-Version on oracle responses (never on a 429);
  * and the translation of every failure into the error envelope.
  */
 import type { HttpApp } from "@effect/platform"
@@ -26,8 +26,8 @@ export const requestPipeline =
   (app: HttpApp.Default): HttpApp.Default =>
     requestContext(options.trustProxy)(
       requestBody(
-        oracleRateLimit(options.rateLimits)(
-          methodologyHeader(options.methodologyVersion)(serviceDescLink(translateErrors(options.routes)(app)))
+        serviceDescLink(
+          oracleRateLimit(options.rateLimits)(methodologyHeader(options.methodologyVersion)(translateErrors(options.routes)(app)))
         )
       )
     )
