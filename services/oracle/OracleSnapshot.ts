@@ -114,7 +114,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
         }))
         const listings = (yield* catalog.catalogNow(now)).map(({ card, price }) => ({ card, price }))
         const providers = yield* catalog.providers
-        const log = (yield* revisions.log).map((entry) => ({ ...entry, id: String(entry.id) })) as ReadonlyArray<LogInput>
+        const log: ReadonlyArray<LogInput> = yield* revisions.log
         const health = yield* chainSync.health
         const histories = new Map(
           (yield* catalog.modelsWithHistory)

@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { Manifest } from "../../domain/index/manifest.ts"
 import type { ReconstitutionChange, RevisionDraft } from "../../domain/index/revision.ts"
+import type { LogInput } from "../../domain/oracle/views.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 
 export type RevisionStatus = "PENDING" | "BROADCAST" | "CONFIRMED" | "DISCARDED"
@@ -67,18 +68,8 @@ const fromRow = (row: RevisionRow): StoredRevision => ({
   publishedBlock: row.publishedBlock === null ? null : BigInt(row.publishedBlock)
 })
 
-export interface LogEntry {
-  readonly id: string
-  readonly revisionVersion: number
-  readonly previousVersion: number | null
-  readonly publishedAt: Date
-  readonly methodologyVersion: number
-  readonly summary: string
-  readonly scuBeforeUsd18: bigint | null
-  readonly scuAfterUsd18: bigint
-  readonly changes: ReadonlyArray<ReconstitutionChange>
-  readonly txHash: `0x${string}`
-}
+/** A reconstitution-log entry as the oracle publishes it. */
+export type LogEntry = LogInput
 
 export interface ChainSyncState {
   readonly chainId: number
@@ -234,6 +225,7 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
         rows.map(
           (row): LogEntry => ({
             ...row,
+            id: String(row.id),
             scuBeforeUsd18: row.scuBeforeUsd18 === null ? null : BigInt(row.scuBeforeUsd18),
             scuAfterUsd18: BigInt(row.scuAfterUsd18)
           })
