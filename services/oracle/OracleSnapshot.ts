@@ -39,8 +39,11 @@ import { ChainSync, type OracleHealth } from "./ChainSync.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
 
-const encodeJson = <A, I>(schema: Schema.Schema<A, I>, value: unknown): string =>
-  JSON.stringify(Schema.encodeSync(schema)(value as A))
+const utf8 = new TextEncoder()
+
+/** Encoded through its schema, serialized and turned into bytes once per rebuild, not per request. */
+const encodeJson = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Uint8Array =>
+  utf8.encode(JSON.stringify(Schema.encodeSync(schema)(value as A)))
 
 export interface Snapshot {
   readonly version: number
@@ -58,22 +61,24 @@ export interface Snapshot {
   readonly histories: ReadonlyMap<string, { readonly card: ModelCard; readonly prices: ReadonlyArray<StoredPoint> }>
   /** Pre-serialized bodies; absent when there is no confirmed revision (the endpoint answers 204). */
   readonly bodies: {
-    readonly scu: string | undefined
-    readonly basket: string | undefined
-    readonly latest: string | undefined
-    readonly baseline: string | undefined
-    readonly models: string
-    readonly catalog: string
-    readonly pricing: string
-    readonly reconstitutions: string
-    readonly reconstitutionsMarkdown: string
-    readonly methodology: string
-    readonly historyDefault: string
-    readonly historyDailyDefault: string
-    readonly historyDailyCsvDefault: string
-    readonly stats: string
+    readonly scu: Uint8Array | undefined
+    readonly basket: Uint8Array | undefined
+    readonly latest: Uint8Array | undefined
+    readonly baseline: Uint8Array | undefined
+    readonly models: Uint8Array
+    readonly catalog: Uint8Array
+    readonly pricing: Uint8Array
+    readonly reconstitutions: Uint8Array
+    readonly reconstitutionsMarkdown: Uint8Array
+    readonly methodology: Uint8Array
+    readonly historyDefault: Uint8Array
+    readonly historyDailyDefault: Uint8Array
+    readonly historyDailyCsvDefault: Uint8Array
+    readonly stats: Uint8Array
   }
   readonly activity: ReadonlyArray<ActivityEvent>
+  /** The /models entries, for lookups by key. */
+  readonly models: ReadonlyArray<ReturnType<typeof modelsView>["models"][number]>
 }
 
 const HISTORY_LIMIT = 10_000
@@ -136,6 +141,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
         const latestBody = latestView(inputs)
         const baseline = baselineView(inputs)
         const daily = historyView(inputs, { granularity: "daily", from: null, to: null, limit: HISTORY_LIMIT })
+        const models = modelsView(inputs)
         return {
           version,
           builtAt: now,
@@ -155,21 +161,22 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),
             latest: latestBody === undefined ? undefined : encodeJson(S.LatestResponse, latestBody),
             baseline: baseline === undefined ? undefined : encodeJson(S.BaselineResponse, baseline),
-            models: encodeJson(S.ModelsResponse, modelsView(inputs)),
+            models: encodeJson(S.ModelsResponse, models),
             catalog: encodeJson(S.CatalogResponse, catalogView(inputs)),
             pricing: encodeJson(S.PricingResponse, pricingView(inputs)),
             reconstitutions: encodeJson(S.ReconstitutionLog, reconstitutionsView(log)),
-            reconstitutionsMarkdown: reconstitutionsMarkdown(log, now),
+            reconstitutionsMarkdown: utf8.encode(reconstitutionsMarkdown(log, now)),
             methodology: encodeJson(S.MethodologyChangelog, { activeVersion: methodologyVersion, entries: methodologies }),
             historyDefault: encodeJson(
               S.HistoryResponse,
               historyView(inputs, { granularity: "per-revision", from: null, to: null, limit: HISTORY_LIMIT })
             ),
             historyDailyDefault: encodeJson(S.HistoryResponse, daily),
-            historyDailyCsvDefault: historyCsv(daily),
+            historyDailyCsvDefault: utf8.encode(historyCsv(daily)),
             stats: encodeJson(S.StatsResponse, statsView(inputs, log))
           },
-          activity: activityEvents(log)
+          activity: activityEvents(log),
+          models: models.models
         } satisfies Snapshot
       })
 

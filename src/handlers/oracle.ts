@@ -16,10 +16,12 @@ import { AppConfig } from "../../services/platform/AppConfig.ts"
 import * as S from "../api/oracleSchemas.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
-const json = (body: string, headers: Record<string, string> = {}) =>
+const json = (body: Uint8Array, headers: Record<string, string> = {}) =>
+  HttpServerResponse.uint8Array(body, { contentType: "application/json", headers })
+const jsonText = (body: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(body, { contentType: "application/json", headers })
 const encoded = <A, I>(schema: Schema.Schema<A, I>, value: unknown, headers: Record<string, string> = {}) =>
-  json(JSON.stringify(Schema.encodeSync(schema)(value as A)), headers)
+  jsonText(JSON.stringify(Schema.encodeSync(schema)(value as A)), headers)
 const noContent = HttpServerResponse.empty({ status: 204 })
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/
@@ -61,7 +63,7 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
     const resolveModel = (key: string) =>
       Effect.gen(function* () {
         const snap = yield* snapshot
-        const models = (JSON.parse(snap.bodies.models) as typeof S.ModelsResponse.Type).models
+        const models = snap.models
         const index = makeKeyIndex(
           snap.providers.map((p) => p.vendorSlug),
           models.map((m) => m.id),
@@ -220,7 +222,7 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
           const isDefault = urlParams.from === undefined && urlParams.to === undefined && urlParams.limit === undefined
           if (isDefault && granularity === "daily") {
             return wantsCsv(request)
-              ? HttpServerResponse.text(snap.bodies.historyDailyCsvDefault, { contentType: "text/csv; charset=utf-8" })
+              ? HttpServerResponse.uint8Array(snap.bodies.historyDailyCsvDefault, { contentType: "text/csv; charset=utf-8" })
               : json(snap.bodies.historyDailyDefault)
           }
           if (isDefault && granularity === "per-revision" && !wantsCsv(request)) return json(snap.bodies.historyDefault)
@@ -236,7 +238,7 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
       .handle("reconstitutions", () => Effect.map(snapshot, (s) => json(s.bodies.reconstitutions)))
       .handle("reconstitutionsExport", () =>
         Effect.map(snapshot, (s) =>
-          HttpServerResponse.text(s.bodies.reconstitutionsMarkdown, {
+          HttpServerResponse.uint8Array(s.bodies.reconstitutionsMarkdown, {
             contentType: "text/markdown; charset=utf-8",
             headers: { "content-disposition": 'attachment; filename="scu-reconstitutions.md"' }
           })
@@ -274,7 +276,7 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
         Effect.gen(function* () {
           const body = (yield* snapshot).manifestsByHash.get(path.metadataHash.toLowerCase())
           if (body === undefined) return yield* Effect.fail(new NotFound({ message: `no confirmed revision has metadataHash ${path.metadataHash}` }))
-          return json(body, { "cache-control": "public, max-age=31536000, immutable" })
+          return jsonText(body, { "cache-control": "public, max-age=31536000, immutable" })
         })
       )
       .handle("stats", () => Effect.map(snapshot, (s) => json(s.bodies.stats)))
