@@ -58,15 +58,23 @@ export const requestContext =
       yield* HttpApp.appendPreResponseHandler((_request, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId))
       )
+      // The request line carries everything; other log lines inside the request carry its id (one annotation
+      // keeps the per-request cost low).
       const logCompletion = (status: number) =>
         Effect.logInfo("request").pipe(
-          Effect.annotateLogs({ status, durationMs: Math.round((performance.now() - started) * 100) / 100 })
+          Effect.annotateLogs({
+            method: request.method,
+            path,
+            clientIp: clientAddress ?? "unknown",
+            status,
+            durationMs: Math.round((performance.now() - started) * 100) / 100
+          })
         )
       return yield* app.pipe(
         Effect.tap((response) => logCompletion(response.status)),
         // 499: the client went away before an answer (nginx's convention); anything else escaping is a 500.
         Effect.tapErrorCause((cause) => logCompletion(Cause.isInterruptedOnly(cause) ? 499 : 500)),
         Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-        Effect.annotateLogs({ requestId, method: request.method, path, clientIp: clientAddress ?? "unknown" })
+        Effect.annotateLogs("requestId", requestId)
       )
     })
