@@ -1,12 +1,17 @@
 /**
  * A counter every writer of oracle data bumps (a confirmed revision, a finished scan, a chain sync), so the
  * read snapshot knows, on the next read, that it must rebuild: reads are never stale after such a change.
+ * The counter is also readable synchronously, for the fast path that answers ahead of the Effect stack.
  */
-import { Effect, Ref } from "effect"
+import { Effect } from "effect"
 
 export class OracleChangeFeed extends Effect.Service<OracleChangeFeed>()("OracleChangeFeed", {
-  effect: Effect.gen(function* () {
-    const version = yield* Ref.make(0)
-    return { version: Ref.get(version), bump: Ref.update(version, (n) => n + 1) } as const
-  })
+  sync: () => {
+    let version = 0
+    return {
+      version: Effect.sync(() => version),
+      versionNow: (): number => version,
+      bump: Effect.sync(() => void version++)
+    } as const
+  }
 }) {}

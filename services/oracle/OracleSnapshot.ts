@@ -181,6 +181,8 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
       })
 
     const state = yield* Ref.make<Snapshot | undefined>(undefined)
+    // The same snapshot, readable without running an effect (the fast path reads it on every hot request).
+    let latest: Snapshot | undefined
     const lock = yield* Effect.makeSemaphore(1)
 
     /** The snapshot for the current change version, rebuilding it first when a writer has changed the data. */
@@ -195,6 +197,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           if (again !== undefined && again.version === version) return again
           const built = yield* build(version)
           yield* Ref.set(state, built)
+          latest = built
           return built
         })
       )
@@ -222,6 +225,9 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
       )
     )
 
-    return { current } as const
+    /** The held snapshot when it is current, without waiting (for the fast path); undefined when it must be rebuilt. */
+    const peek = (): Snapshot | undefined => (latest !== undefined && latest.version === feed.versionNow() ? latest : undefined)
+
+    return { current, peek } as const
   })
 }) {}
