@@ -369,9 +369,9 @@ describe("stats and activity", () => {
 
 describe("the fast path for hot reads", () => {
   it("answers exactly what the request stack answers", async () => {
-    for (const path of ["/v1/oracle/scu", "/v1/oracle/basket", "/v1/oracle/catalog", "/v1/oracle/models", "/v1/oracle/stats"]) {
+    for (const path of ["/v1/oracle/scu", "/v1/oracle/basket", "/v1/oracle/catalog", "/v1/oracle/models", "/v1/oracle/stats", "/v1/oracle/history?granularity=daily"]) {
       const fast = await get(path, { "x-request-id": "fast-1" })
-      const stack = await get(`${path}?`, { "x-request-id": "fast-1" })
+      const stack = await get(path.includes("?") ? `${path}&` : `${path}?`, { "x-request-id": "fast-1" })
       expect(fast.status, path).toBe(200)
       expect(Buffer.from(await fast.arrayBuffer()).equals(Buffer.from(await stack.arrayBuffer())), path).toBe(true)
       for (const header of ["content-type", "x-methodology-version", "link", "x-request-id", "cache-control"]) {

@@ -1,8 +1,8 @@
 /**
  * The oracle's hottest reads answered straight from the snapshot's bytes, ahead of the Effect request stack
  * (which costs most of a request on these endpoints: see docs/performance.md). It serves only what it can answer
- * exactly as the stack would: a GET without a query on a pre-serialized body, with a current snapshot and a rate
- * limit decided synchronously and allowed. Everything else (a 204, a refusal, Redis-backed limits, any query)
+ * exactly as the stack would: a GET of a pre-serialized body (no query, or the default daily history), as JSON, with
+ * a current snapshot and a rate limit decided synchronously and allowed. Everything else (a 204, a refusal, Redis-backed limits, any query)
  * falls through to the stack, which remains the reference behaviour. Headers come from the same helpers.
  */
 import type * as Http from "node:http"
@@ -27,7 +27,9 @@ const HOT: Readonly<Record<string, { readonly body: BodyName; readonly headers?:
   "/v1/oracle/pricing": { body: "pricing" },
   "/v1/oracle/reconstitutions": { body: "reconstitutions" },
   "/v1/oracle/stats": { body: "stats" },
-  "/v1/oracle/methodology": { body: "methodology" }
+  "/v1/oracle/methodology": { body: "methodology" },
+  "/v1/oracle/history": { body: "historyDefault" },
+  "/v1/oracle/history?granularity=daily": { body: "historyDailyDefault" }
 }
 
 export interface FastPathDependencies {
@@ -44,7 +46,8 @@ export const makeFastPath =
   (request: Http.IncomingMessage, response: Http.ServerResponse): boolean => {
     if (request.method !== "GET" || request.url === undefined) return false
     const hot = HOT[request.url]
-    if (hot === undefined) return false
+    // A client asking for CSV gets it from the stack.
+    if (hot === undefined || /\btext\/csv\b/i.test(request.headers.accept ?? "")) return false
     const snapshot = deps.snapshot()
     const body = snapshot?.bodies[hot.body]
     if (snapshot === undefined || body === undefined || !(body instanceof Uint8Array)) return false
