@@ -64,6 +64,7 @@ export const tightest = <S extends { readonly remaining: number; readonly resetA
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
     const config = (yield* AppConfig).rateLimit
+    const sharedStore = Option.isSome(config.redisUrl)
     const limiter = yield* RateLimiter.RateLimiter
     const lastStoreWarning = yield* Ref.make(Number.NEGATIVE_INFINITY)
 
@@ -145,7 +146,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
       Effect.gen(function* () {
         const outcomes = yield* Effect.all(
           buckets.map((bucket) => consume(bucket, clientKey)),
-          { concurrency: "unbounded" }
+          // Redis: three round trips at once. Memory: one after another, with no fiber forked, so the check
+          // completes synchronously and the fast path (src/http/fastPath.ts) can use it.
+          { concurrency: sharedStore ? "unbounded" : 1 }
         )
         const known = outcomes.flatMap((outcome) => (Option.isSome(outcome) ? [outcome.value] : []))
         const states = known.length > 0 ? known : buckets.map(fresh)
