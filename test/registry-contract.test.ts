@@ -11,7 +11,6 @@ import { DEV_KEYS, deployTestRegistry, startTestChain, type TestChain } from "./
 
 const admin = privateKeyToAccount(DEV_KEYS[0])
 const publisher = privateKeyToAccount(DEV_KEYS[1])
-const stranger = privateKeyToAccount(DEV_KEYS[2])
 const hash = (text: string) => keccak256(stringToBytes(text))
 const GENESIS = 1_750_118_400 // 2025-06-17T00:00:00Z
 

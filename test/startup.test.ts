@@ -6,7 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cleanEnv, projectRoot, type ServiceProcess, startProcess } from "./support/process.ts"
+import { cleanEnv, type ServiceProcess, startProcess } from "./support/process.ts"
 import { freePort } from "./support/server.ts"
 
 const started: Array<ServiceProcess> = []

@@ -222,7 +222,7 @@ export const scuAtView = (inputs: OracleInputs, at: Date) => {
   }
 }
 
-export const revisionView = (inputs: OracleInputs, revision: ConfirmedRevision, baseUrl: string) => ({
+export const revisionView = (revision: ConfirmedRevision, baseUrl: string) => ({
   revisionVersion: revision.revisionVersion,
   methodologyVersion: revision.methodologyVersion,
   publishedAt: iso(revision.publishedAt),

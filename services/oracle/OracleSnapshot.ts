@@ -32,7 +32,6 @@ import {
 } from "../../domain/oracle/views.ts"
 import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
 import * as S from "../../src/api/oracleSchemas.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
 import { ChainSync, type OracleHealth } from "./ChainSync.ts"
@@ -85,7 +84,6 @@ const HISTORY_LIMIT = 10_000
 
 export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnapshot", {
   scoped: Effect.gen(function* () {
-    const config = yield* AppConfig
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* CatalogRepository
     const revisions = yield* RevisionRepository

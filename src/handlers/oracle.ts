@@ -249,7 +249,7 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
           const snap = yield* snapshot
           const revision = snap.revisionsByVersion.get(path.revision)
           if (revision === undefined) return yield* Effect.fail(new NotFound({ message: `no confirmed revision ${path.revision}` }))
-          return encoded(S.RevisionResponse, revisionView(snap.inputs, revision, baseUrl))
+          return encoded(S.RevisionResponse, revisionView(revision, baseUrl))
         })
       )
       .handle("health", () =>
