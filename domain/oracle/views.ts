@@ -237,7 +237,8 @@ export const revisionView = (revision: ConfirmedRevision, baseUrl: string) => ({
   manifestUrl: revision.manifest === null ? null : `${baseUrl}/v1/oracle/manifest/${revision.metadataHash}`
 })
 
-export type Granularity = "per-revision" | "daily" | "weekly"
+export type { Granularity } from "./schemas.ts"
+import type { Granularity } from "./schemas.ts"
 
 const DAY_MS = 86_400_000
 const startOfDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS

@@ -31,7 +31,7 @@ import {
   statsView
 } from "../../domain/oracle/views.ts"
 import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
-import * as S from "../../src/api/oracleSchemas.ts"
+import * as S from "../../domain/oracle/schemas.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
 import { ChainSync, type OracleHealth } from "./ChainSync.ts"

@@ -5,7 +5,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { NotFound, RateLimited, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
-import * as S from "./oracleSchemas.ts"
+import * as S from "../../domain/oracle/schemas.ts"
 import { reportAllIssues } from "./shared.ts"
 
 const NoConfirmedRevision = HttpApiSchema.Empty(204).annotations({ description: "No revision has been confirmed yet" })
@@ -24,7 +24,7 @@ const HistoryQuery = reportAllIssues(
   Schema.Struct({
     from: Schema.optional(IsoInstant),
     to: Schema.optional(IsoInstant),
-    granularity: Schema.optional(Schema.Literal("per-revision", "daily", "weekly")),
+    granularity: Schema.optional(S.Granularity),
     limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000)))
   })
 )

@@ -13,7 +13,7 @@ import { usd18ToNumber, type Usd18 } from "../../domain/money.ts"
 import { ContractMetadata } from "../../services/oracle/ContractMetadata.ts"
 import { OracleSnapshot, type Snapshot } from "../../services/oracle/OracleSnapshot.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
-import * as S from "../api/oracleSchemas.ts"
+import * as S from "../../domain/oracle/schemas.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 const json = (body: Uint8Array, headers: Record<string, string> = {}) =>

@@ -3,13 +3,15 @@
  * The snapshot encodes every body through these schemas, so what is served is what the document says.
  */
 import { Schema } from "effect"
+import { Provenance } from "../catalog/card.ts"
+
+export { Provenance }
 
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant" })
 const Hash = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]{64}$/)).annotations({ description: "0x-prefixed 32-byte hex" })
 const WeiString = Schema.String.pipe(Schema.pattern(/^[0-9]+$/)).annotations({ description: "credit-token wei (18 decimals) as digits" })
 const UsdPerMillion = Schema.Number.annotations({ description: "USD per 1,000,000 tokens" })
 
-export const Provenance = Schema.Literal("verified", "inferred", "promotional")
 export const ProvenancePair = Schema.Struct({ input: Provenance, output: Provenance })
 
 export const ReferenceWorkload = Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number })
@@ -39,6 +41,10 @@ export const CacheBlock = Schema.NullOr(
 export const ReasoningBlock = Schema.NullOr(Schema.Struct({ reasoningOutput: PriceComponent })).annotations({
   identifier: "ReasoningBlock"
 })
+
+/** How a series is sampled: every revision, or one point per UTC day or ISO week. */
+export const Granularity = Schema.Literal("per-revision", "daily", "weekly")
+export type Granularity = typeof Granularity.Type
 
 const InOut = <S extends Schema.Schema.Any>(value: S) => Schema.Struct({ input: value, output: value })
 
@@ -130,7 +136,7 @@ export const HistoryPoint = Schema.Struct({
 export const HistoryResponse = Schema.Struct({
   from: Schema.NullOr(Timestamp),
   to: Schema.NullOr(Timestamp),
-  granularity: Schema.Literal("per-revision", "daily", "weekly"),
+  granularity: Granularity,
   count: Schema.Number,
   truncated: Schema.Boolean,
   data: Schema.Array(HistoryPoint)
@@ -301,7 +307,7 @@ export const PriceHistoryResponse = Schema.Struct({
   family: Schema.NullOr(Schema.String),
   from: Timestamp,
   to: Timestamp,
-  granularity: Schema.Literal("per-revision", "daily", "weekly"),
+  granularity: Granularity,
   count: Schema.Number,
   truncated: Schema.Boolean,
   unavailableRevisions: Schema.Array(Schema.Number),
