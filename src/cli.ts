@@ -13,13 +13,11 @@ import { LoggingLive } from "../layers/Logging.ts"
 import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
 import { Registry } from "../services/chain/Registry.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
-import { PRICE_SCAN_JOB, PUBLISH_JOB } from "../services/oracle/OracleScheduler.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
-import { Publisher, toContractError } from "../services/oracle/Publisher.ts"
+import { Publisher } from "../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../services/oracle/RevisionRepository.ts"
 import { Verify } from "../services/oracle/Verify.ts"
 import { DatabaseInfo } from "../services/platform/Database.ts"
-import { Jobs } from "../services/platform/Jobs.ts"
 import { runMigrations } from "../services/platform/Migrations.ts"
 
 const usage = `usage: npm run migrate
@@ -64,12 +62,11 @@ const scan = (verbose: boolean) =>
   catalogCommand(
     Effect.gen(function* () {
       yield* Console.log(`scanning price cards into ${yield* describeDatabase}...`)
-      const jobs = yield* Jobs
       const priceScan = yield* PriceScan
-      const ran = yield* jobs.runExclusive(PRICE_SCAN_JOB, priceScan.run("cli"), (report) => `${report.outcome}`)
-      if (Option.isNone(ran)) return yield* Console.log("a price scan is already running on another instance; nothing done")
-      yield* Console.log(formatScanReport(ran.value, { verbose }))
-      if (ran.value.outcome === "failed") return yield* Effect.fail(new CliFailure("no price card could be read"))
+      // A scan already running (the service's schedule, another replica) is a refusal: exit 1 with its reason.
+      const report = yield* priceScan.run("cli")
+      yield* Console.log(formatScanReport(report, { verbose }))
+      if (report.outcome === "failed") return yield* Effect.fail(new CliFailure("no price card could be read"))
     })
   )
 
@@ -115,16 +112,11 @@ const status = chainCommand(
 
 const publish = chainCommand(
   Effect.gen(function* () {
-    const jobs = yield* Jobs
     const publisher = yield* Publisher
     yield* Console.log("proposing the basket and publishing if it changed...")
-    const ran = yield* jobs.runExclusive(
-      PUBLISH_JOB,
-      publisher.publishIfChanged({ asOf: new Date(), liveness: { _tag: "Scans", upToScan: null } }).pipe(Effect.mapError(toContractError))
-    )
-    if (Option.isNone(ran)) return yield* Console.log("a publication is already running on another instance; nothing done")
+    const revision = yield* publisher.publish(new Date())
     yield* Console.log(
-      Option.match(ran.value, {
+      Option.match(revision, {
         onNone: () => "the basket is unchanged: nothing to publish",
         onSome: (r) => describeRevision(r, null)
       })

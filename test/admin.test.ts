@@ -5,9 +5,10 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fixturesDir } from "./support/catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { availableBackend, createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 
 const TOKEN = "maintainer-secret-for-tests"
@@ -85,4 +86,41 @@ describe("the maintainer API", () => {
     expect(response.status).toBe(422)
     expect(((await response.json()) as { error: { param: string } }).error.param).toBe("revision")
   })
+
+  // Another replica is another PostgreSQL session; on PGlite every connection shares one session, so the lock
+  // cannot be held against the server from outside (jobs.test.ts covers the refusal within one process).
+  it.runIf(availableBackend() === "postgres")(
+    "refuses publish, approve, discard, refork and scan with 409 conflict while another replica holds the job, and runs them once it is free",
+    async () => {
+      // Jobs.runExclusive's lock: namespace 0x4358, then hashtext(job).
+      const replica = new pg.Client({ connectionString: database.url })
+      await replica.connect()
+      try {
+        const hold = (job: string) => replica.query("SELECT pg_advisory_lock($1, hashtext($2))", [0x4358, job])
+        const release = (job: string) => replica.query("SELECT pg_advisory_unlock($1, hashtext($2))", [0x4358, job])
+        await hold("publish")
+        await hold("price-scan")
+        const refused = [
+          ["/v1/admin/revisions/publish", "publish"],
+          ["/v1/admin/revisions/refork", "publish"],
+          ["/v1/admin/revisions/3/approve", "publish"],
+          ["/v1/admin/revisions/3/discard", "publish"],
+          ["/v1/admin/scan", "price-scan"]
+        ] as const
+        for (const [path, job] of refused) {
+          const response = await call("POST", path)
+          expect(response.status, path).toBe(409)
+          const body = (await response.json()) as { error: { code: string; type: string; message: string; details: { job: string } } }
+          expect(body.error).toMatchObject({ code: "conflict", type: "conflict", details: { job } })
+          expect(body.error.message).toMatch(/already running/)
+        }
+        await release("publish")
+        await release("price-scan")
+        expect((await call("POST", "/v1/admin/scan")).status).toBe(200)
+        expect((await call("POST", "/v1/admin/revisions/publish")).status).toBe(200)
+      } finally {
+        await replica.end()
+      }
+    }
+  )
 })

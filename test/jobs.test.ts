@@ -2,8 +2,9 @@
  * Background jobs run on one replica at a time and leave a record of each run (DESIGN.md section 8).
  */
 import { SqlClient } from "@effect/sql"
-import { Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Conflict } from "../domain/errors.ts"
 import { pgClientLayer } from "../services/platform/Database.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { runMigrations } from "../services/platform/Migrations.ts"
@@ -67,6 +68,32 @@ describe.each(backends)("on %s", (backend) => {
     )
     expect(outcome.whileRunning).toEqual(Option.none())
     expect(outcome.afterwards).toEqual(Option.some("third"))
+  })
+
+  it("refuses an asked-for run with a conflict while the job is running, rather than skipping it silently", async () => {
+    const outcome = await run(
+      Effect.gen(function* () {
+        const jobs = yield* Jobs
+        const release = yield* Deferred.make<void>()
+        const started = yield* Deferred.make<void>()
+        const scheduled = yield* Effect.fork(
+          jobs.runExclusive("publish", Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)))
+        )
+        yield* Deferred.await(started)
+        const whileRunning = yield* Effect.exit(jobs.runOrRefuse("publish", Effect.succeed("maintainer")))
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(scheduled)
+        const afterwards = yield* jobs.runOrRefuse("publish", Effect.succeed("maintainer"), (who) => `asked by the ${who}`)
+        const [latest] = yield* jobs.recentRuns("publish", 1)
+        return { whileRunning, afterwards, latest }
+      })
+    )
+    expect(Exit.isFailure(outcome.whileRunning)).toBe(true)
+    const refusal = Exit.isFailure(outcome.whileRunning) ? Cause.failureOption(outcome.whileRunning.cause) : Option.none()
+    expect(Option.getOrThrow(refusal)).toBeInstanceOf(Conflict)
+    expect(Option.getOrThrow(refusal)).toMatchObject({ details: { job: "publish" }, message: expect.stringMatching(/already running/) })
+    expect(outcome.afterwards).toBe("maintainer")
+    expect(outcome.latest).toMatchObject({ outcome: "succeeded", summary: "asked by the maintainer" })
   })
 
   it("records a failed run and passes its failure on", async () => {

@@ -3,7 +3,7 @@
  * and a malformed or unreachable source changes nothing.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import * as Http from "node:http"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from "vitest"
 import { formatScanReport } from "../domain/catalog/scanReport.ts"
 import { formatUsd18 } from "../domain/money.ts"
 import { CatalogRepository } from "../services/oracle/CatalogRepository.ts"
-import { PriceScan } from "../services/oracle/PriceScan.ts"
+import { PRICE_SCAN_JOB, PriceScan } from "../services/oracle/PriceScan.ts"
+import { Jobs } from "../services/platform/Jobs.ts"
 import { at } from "./support/catalogFixtures.ts"
 import { type OracleHarness, startOracle } from "./support/oracle.ts"
 import { freePort } from "./support/server.ts"
@@ -268,5 +269,35 @@ describe("query plans", () => {
        WHERE m.deleted_at IS NULL`
     )
     expect(catalogPlan).toContain("price_rows_model_time")
+  })
+})
+
+describe("one scan at a time", () => {
+  it("refuses a scan asked for while one is running and lets the schedule skip it, whoever holds the lock", async () => {
+    harness = await startOracle()
+    const outcome = await harness.run(
+      Effect.gen(function* () {
+        const jobs = yield* Jobs
+        const priceScan = yield* PriceScan
+        const release = yield* Deferred.make<void>()
+        const holding = yield* Deferred.make<void>()
+        const running = yield* Effect.fork(
+          jobs.runExclusive(PRICE_SCAN_JOB, Effect.zipRight(Deferred.succeed(holding, undefined), Deferred.await(release)))
+        )
+        yield* Deferred.await(holding)
+        const asked = yield* Effect.exit(priceScan.run("test"))
+        const scheduled = yield* priceScan.runIfIdle("schedule")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(running)
+        const afterwards = yield* priceScan.run("test")
+        return { asked, scheduled, afterwards }
+      })
+    )
+    const refusal = Exit.isFailure(outcome.asked) ? Option.getOrUndefined(Cause.failureOption(outcome.asked.cause)) : undefined
+    expect(refusal).toMatchObject({ _tag: "Conflict", details: { job: "price-scan" } })
+    expect(outcome.scheduled).toEqual(Option.none())
+    expect(outcome.afterwards.outcome).toBe("succeeded")
+    // Neither refused attempt opened a scan: the one that ran is the first.
+    expect(outcome.afterwards.scanId).toBe("1")
   })
 })

@@ -2,10 +2,10 @@
  * A revision as the index publishes it: the basket governance proposed, turned into a manifest with its SCU and
  * hashes, and the reconstitution-log changes that explain it.
  */
-import { Data } from "effect"
+import { Data, Either, ParseResult, Schema } from "effect"
 import type { BasketChange, BasketMember } from "../catalog/governance.ts"
 import type { Usd18 } from "../money.ts"
-import { buildManifest, contentHash, jcs, type Manifest, type ManifestMember, metadataHash } from "./manifest.ts"
+import { buildManifest, contentHash, jcs, Manifest, type ManifestMember, metadataHash } from "./manifest.ts"
 import { scu18 } from "./scu.ts"
 
 /** The methodology every revision is produced with today (SPEC "Price index" 10). */
@@ -118,6 +118,8 @@ export interface AnchoredHeader {
   readonly publishedAt: Date
 }
 
+const decodeManifestJson = Schema.decodeUnknownEither(Schema.parseJson(Manifest))
+
 /**
  * Every way a stored revision disagrees with its own manifest or with the chain: the SCU recomputed from the
  * manifest's prices, keccak256(JCS(manifest)) against metadataHash, the content projection against contentHash,
@@ -128,12 +130,9 @@ export const verifyRevision = (
   onChain: AnchoredHeader
 ): ReadonlyArray<string> => {
   const problems: Array<string> = []
-  let manifest: Manifest
-  try {
-    manifest = JSON.parse(stored.manifestJcs) as Manifest
-  } catch {
-    return ["the stored manifest is not JSON"]
-  }
+  const decoded = decodeManifestJson(stored.manifestJcs)
+  if (Either.isLeft(decoded)) return [`the stored manifest is not a manifest: ${ParseResult.TreeFormatter.formatErrorSync(decoded.left)}`]
+  const manifest = decoded.right
   if (jcs(manifest) !== stored.manifestJcs) problems.push("the stored manifest is not in canonical (JCS) form")
   if (metadataHash(manifest) !== stored.metadataHash) problems.push(`keccak256(JCS(manifest)) is ${metadataHash(manifest)}, not ${stored.metadataHash}`)
   if (contentHash(manifest) !== stored.contentHash) problems.push(`the content projection hashes to ${contentHash(manifest)}, not ${stored.contentHash}`)

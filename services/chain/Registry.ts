@@ -18,13 +18,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts"
 import { defineChain } from "viem/utils"
 import { loadArtifact } from "../../contracts/compile.ts"
-
-export type ChainFailureReason =
-  | "contributor_frozen"
-  | "contract_rejected"
-  | "relayer_unfunded"
-  | "chain_unavailable"
-  | "confirmation_pending"
+import type { ChainFailureReason } from "../../domain/errors.ts"
 
 export class ChainFailure extends Data.TaggedError("ChainFailure")<{
   readonly reason: ChainFailureReason

@@ -2,11 +2,11 @@
  * Governance over the stored catalog: the basket the catalog supports at an instant, against a previous basket.
  * Liveness comes from the scans for the present; a replay of the past treats every model as seen.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { type BasketMember, type GovernanceRules, type ModelState, proposeBasket } from "../../domain/catalog/governance.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
 
 export type Liveness = { readonly _tag: "Scans"; readonly upToScan: string | null } | { readonly _tag: "AllSeen" }
@@ -22,10 +22,15 @@ export class BasketGovernance extends Effect.Service<BasketGovernance>()("Basket
         const models = yield* catalog.modelsWithHistory
         let oldestLiveScan = 0n
         if (liveness._tag === "Scans") {
-          const window = yield* sql<{ id: string }>`
-            SELECT id FROM price_scans WHERE ${liveness.upToScan === null ? sql`true` : sql`id <= ${liveness.upToScan}`}
-            ORDER BY id DESC LIMIT ${rules.livenessScans}`.pipe(orDieUnlessUnavailable)
-          oldestLiveScan = window.length === 0 ? 0n : BigInt(window[window.length - 1]!.id)
+          const upToScan = liveness.upToScan
+          const window = yield* SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: Schema.Struct({ id: Schema.BigInt }),
+            execute: () => sql`
+              SELECT id FROM price_scans WHERE ${upToScan === null ? sql`true` : sql`id <= ${upToScan}`}
+              ORDER BY id DESC LIMIT ${rules.livenessScans}`
+          })(undefined).pipe(orDieAtRepository)
+          oldestLiveScan = window.length === 0 ? 0n : window[window.length - 1]!.id
         }
         const states: Array<ModelState> = models.map((model) => ({
           card: model.card,

@@ -34,8 +34,9 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
       const block = yield* registry.latestBlock
 
       const inFlight = yield* repository.inFlight
+      // Follow-ups go through the publish job's lock: a publication in progress drives its revision itself.
       if (Option.isSome(inFlight) && inFlight.value.status === "BROADCAST") {
-        yield* publisher.advance(inFlight.value).pipe(Effect.catchAll(() => Effect.void))
+        yield* publisher.followUp(inFlight.value).pipe(Effect.catchAll(() => Effect.void))
       }
 
       const latest = yield* repository.latestConfirmed
@@ -44,7 +45,7 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
         const existing = yield* repository.byVersion(version)
         if (Option.isSome(existing)) {
           // Ours, but its confirmation was not recorded (a crash after broadcast): adopt it.
-          yield* publisher.advance(existing.value).pipe(Effect.catchAll(() => Effect.void))
+          yield* publisher.followUp(existing.value).pipe(Effect.catchAll(() => Effect.void))
           continue
         }
         const header = yield* registry.getRevision(version)

@@ -1,20 +1,24 @@
 /**
  * The price scan: reads every card source, records in one transaction what changed, and works out the basket
  * the next revision should carry, with the reason for every change. A source that is unreachable or invalid is
- * reported and skipped: its provider's prices stay as they were.
+ * reported and skipped: its provider's prices stay as they were. One scan runs at a time across replicas (the
+ * price-scan job's lock), whoever asks for it.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import type { PriceCard } from "../../domain/catalog/card.ts"
-import type { BasketMember, BasketProposal } from "../../domain/catalog/governance.ts"
-import type { Usd18 } from "../../domain/money.ts"
-import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import type { BasketProposal } from "../../domain/catalog/governance.ts"
+import { Usd18FromNumericString } from "../../domain/money.ts"
+import { Jobs } from "../platform/Jobs.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { BasketGovernance } from "./BasketGovernance.ts"
 import { CardSources, type SourceOutcome } from "./CardSources.ts"
 import { type CatalogChange, CatalogRepository } from "./CatalogRepository.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 
-export type ScanTrigger = "schedule" | "cli" | "boot" | "admin" | "test"
+const ScanTrigger = Schema.Literal("schedule", "cli", "boot", "admin", "test")
+export type ScanTrigger = typeof ScanTrigger.Type
+const ScanOutcome = Schema.Literal("succeeded", "partial", "failed")
 
 export interface SourceReport {
   readonly source: string
@@ -29,37 +33,27 @@ export interface ScanReport {
   readonly trigger: ScanTrigger
   readonly startedAt: Date
   readonly finishedAt: Date
-  readonly outcome: "succeeded" | "partial" | "failed"
+  readonly outcome: typeof ScanOutcome.Type
   readonly sources: ReadonlyArray<SourceReport>
   readonly decisions: SourceReport
   readonly changes: ReadonlyArray<CatalogChange>
   readonly basket: BasketProposal
 }
 
-interface StoredMember {
-  readonly family: string
-  readonly modelKey: string
-  readonly displayName: string
-  readonly providerKey: string
-  readonly sdkId: string
-  readonly inputPrice18: string
-  readonly outputPrice18: string
-  readonly priceFrom: string
-}
+export const PRICE_SCAN_JOB = "price-scan"
 
-const storeMember = (m: BasketMember): StoredMember => ({
-  ...m,
-  inputPrice18: m.inputPrice18.toString(),
-  outputPrice18: m.outputPrice18.toString(),
-  priceFrom: m.priceFrom.toISOString()
+/** A basket member as `price_scans.basket` stores it (JSON: prices as usd18 digits, dates as ISO text). */
+const StoredMember = Schema.Struct({
+  family: Schema.String,
+  modelKey: Schema.String,
+  displayName: Schema.String,
+  providerKey: Schema.String,
+  sdkId: Schema.String,
+  inputPrice18: Usd18FromNumericString,
+  outputPrice18: Usd18FromNumericString,
+  priceFrom: Schema.Date
 })
-
-const loadMember = (m: StoredMember): BasketMember => ({
-  ...m,
-  inputPrice18: BigInt(m.inputPrice18) as Usd18,
-  outputPrice18: BigInt(m.outputPrice18) as Usd18,
-  priceFrom: new Date(m.priceFrom)
-})
+const StoredBasket = Schema.Struct({ asOf: Schema.Date, members: Schema.Array(StoredMember) })
 
 const reportOf = (outcome: SourceOutcome, superseded: ReadonlySet<SourceOutcome>): SourceReport => {
   switch (outcome._tag) {
@@ -87,20 +81,48 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
     const sources = yield* CardSources
     const governance = yield* BasketGovernance
     const feed = yield* OracleChangeFeed
+    const jobs = yield* Jobs
 
+    const latestBasketBefore = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ basket: StoredBasket }),
+      execute: (scanId) => sql`
+        SELECT basket FROM price_scans WHERE id < ${scanId} AND basket IS NOT NULL ORDER BY id DESC LIMIT 1`
+    })
+
+    /** The basket stored with the latest scan before `scanId` (none before the first). */
     const previousBasket = (scanId: string) =>
-      sql<{ basket: { members: ReadonlyArray<StoredMember> } }>`
-        SELECT basket FROM price_scans WHERE id < ${scanId} AND basket IS NOT NULL ORDER BY id DESC LIMIT 1`.pipe(
-        Effect.map((rows) => (rows[0]?.basket.members ?? []).map(loadMember)),
-        orDieUnlessUnavailable
+      latestBasketBefore(scanId).pipe(
+        Effect.map(Option.match({ onNone: () => [], onSome: (row) => row.basket.members })),
+        orDieAtRepository
       )
 
-    /** Reads, records and governs; returns the full report. Callers serialize runs through Jobs. */
-    const run = (trigger: ScanTrigger) =>
+    const startScan = SqlSchema.single({
+      Request: ScanTrigger,
+      Result: Schema.Struct({ id: Schema.String, startedAt: Schema.DateFromSelf }),
+      execute: (trigger) => sql`INSERT INTO price_scans ${sql.insert({ trigger })} RETURNING id, started_at`
+    })
+
+    const finishScan = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        outcome: ScanOutcome,
+        sources: Schema.String,
+        changes: Schema.String,
+        basket: Schema.parseJson(StoredBasket)
+      }),
+      Result: Schema.Struct({ finishedAt: Schema.DateFromSelf }),
+      execute: (row) => sql`
+        UPDATE price_scans SET finished_at = now(), outcome = ${row.outcome}, sources = ${row.sources}::jsonb,
+          changes = ${row.changes}::jsonb, basket = ${row.basket}::jsonb
+        WHERE id = ${row.id} RETURNING finished_at`
+    })
+
+    /** Reads, records and governs; returns the full report. Only ever run under the price-scan job's lock. */
+    const scanOnce = (trigger: ScanTrigger) =>
       Effect.gen(function* () {
-        const [scan] = yield* sql<{ id: string; startedAt: Date }>`
-          INSERT INTO price_scans ${sql.insert({ trigger })} RETURNING id, started_at`.pipe(orDieUnlessUnavailable)
-        const scanId = scan!.id
+        const scan = yield* orDieAtRepository(startScan(trigger))
+        const scanId = scan.id
         yield* Effect.logInfo("price scan started").pipe(Effect.annotateLogs({ scanId, trigger }))
 
         const outcomes = yield* sources.readAll
@@ -127,7 +149,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
               return all
             })
           )
-          .pipe(orDieUnlessUnavailable)
+          .pipe(orDieAtRepository)
 
         const asOf = new Date(yield* Clock.currentTimeMillis)
         const basket = yield* governance.propose(asOf, yield* previousBasket(scanId), { _tag: "Scans", upToScan: scanId })
@@ -142,12 +164,15 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
         const failed = [...sourceReports, decisionsReport].filter((r) => r.status === "unreachable" || r.status === "invalid")
         const outcome = cards.length === 0 ? "failed" : failed.length > 0 ? "partial" : "succeeded"
 
-        const [finished] = yield* sql<{ finishedAt: Date }>`
-          UPDATE price_scans SET finished_at = now(), outcome = ${outcome},
-            sources = ${JSON.stringify([...sourceReports, decisionsReport])}::jsonb,
-            changes = ${JSON.stringify(changes)}::jsonb,
-            basket = ${JSON.stringify({ asOf: asOf.toISOString(), members: basket.members.map(storeMember) })}::jsonb
-          WHERE id = ${scanId} RETURNING finished_at`.pipe(orDieUnlessUnavailable)
+        const finished = yield* orDieAtRepository(
+          finishScan({
+            id: scanId,
+            outcome,
+            sources: JSON.stringify([...sourceReports, decisionsReport]),
+            changes: JSON.stringify(changes),
+            basket: { asOf, members: basket.members }
+          })
+        )
 
         for (const report of failed) {
           yield* Effect.logWarning(`price source ${report.status}; skipped`).pipe(
@@ -169,8 +194,8 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
         return {
           scanId,
           trigger,
-          startedAt: scan!.startedAt,
-          finishedAt: finished!.finishedAt,
+          startedAt: scan.startedAt,
+          finishedAt: finished.finishedAt,
           outcome,
           sources: sourceReports,
           decisions: decisionsReport,
@@ -179,14 +204,29 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
         } satisfies ScanReport
       })
 
+    const summarize = (report: ScanReport) =>
+      `${report.outcome}: ${report.changes.length} catalog changes, ${report.basket.changes.length} basket changes`
+
+    /** A scan unless one is running here or on another replica: None when skipped (the schedule looks again later). */
+    const runIfIdle = (trigger: ScanTrigger) => jobs.runExclusive(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+
+    /** A scan someone asked for (a maintainer, the CLI, a test): refused with 409 conflict while one is running. */
+    const run = (trigger: ScanTrigger) => jobs.runOrRefuse(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+
+    const latestScan = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: () => sql`SELECT id FROM price_scans ORDER BY id DESC LIMIT 1`
+    })
+
     /** The basket the catalog supports right now, against the last scan's. */
     const currentBasket = Effect.gen(function* () {
-      const [last] = yield* sql<{ id: string }>`SELECT id FROM price_scans ORDER BY id DESC LIMIT 1`.pipe(orDieUnlessUnavailable)
-      const previous = last === undefined ? [] : yield* previousBasket(String(BigInt(last.id) + 1n))
+      const last = yield* orDieAtRepository(latestScan(undefined))
+      const previous = Option.isNone(last) ? [] : yield* previousBasket(String(BigInt(last.value.id) + 1n))
       return yield* governance.propose(new Date(yield* Clock.currentTimeMillis), previous, { _tag: "Scans", upToScan: null })
     })
 
-    return { run, currentBasket } as const
+    return { run, runIfIdle, currentBasket } as const
   }),
-  dependencies: [CatalogRepository.Default, CardSources.Default, BasketGovernance.Default, OracleChangeFeed.Default]
+  dependencies: [CatalogRepository.Default, CardSources.Default, BasketGovernance.Default, OracleChangeFeed.Default, Jobs.Default]
 }) {}

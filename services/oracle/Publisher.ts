@@ -2,7 +2,9 @@
  * The publication pipeline: a basket change becomes a revision (manifest, SCU, hashes), a PENDING row, the
  * on-chain publish, and CONFIRMED once the configured confirmations are in, with its reconstitution-log entry.
  * A revision is never published twice: before sending, the chain is asked whether it already holds that number,
- * and a broadcast revision is only ever followed up, never re-sent.
+ * and a broadcast revision is only ever followed up, never re-sent. Everything that drives a revision towards the
+ * chain (the schedule, a maintainer's publish/approve/discard/refork, the chain sync's follow-up) holds the publish
+ * job's lock, so two replicas or a maintainer and the schedule never act on the same revision at once.
  */
 import { Effect, Option } from "effect"
 import { type Abi, getAbiItem, type Hex } from "viem"
@@ -11,6 +13,7 @@ import { CURRENT_METHODOLOGY_VERSION, draftRevision, membersOfManifest } from ".
 import { ChainFailure, Registry, registryAbi } from "../chain/Registry.ts"
 import { EmbeddedChainTag } from "../chain/EmbeddedChain.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { Jobs } from "../platform/Jobs.ts"
 import { BasketGovernance, type Liveness } from "./BasketGovernance.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository, type StoredRevision } from "./RevisionRepository.ts"
@@ -18,6 +21,11 @@ import { RevisionRepository, type StoredRevision } from "./RevisionRepository.ts
 /** What a maintainer or a test sees of a failed publish: SPEC's contract_error with its reason. */
 export const toContractError = (failure: ChainFailure): ContractError =>
   new ContractError({ message: failure.message, details: { chainFailure: { reason: failure.reason } } })
+
+export const PUBLISH_JOB = "publish"
+
+const describeOutcome = (revision: Option.Option<StoredRevision>) =>
+  Option.match(revision, { onNone: () => "basket unchanged", onSome: (r) => `revision ${r.revisionVersion} ${r.status}` })
 
 const revisionPublished = getAbiItem({ abi: registryAbi as Abi, name: "RevisionPublished" })
 
@@ -29,6 +37,7 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
     const embedded = yield* EmbeddedChainTag
     const config = yield* AppConfig
     const feed = yield* OracleChangeFeed
+    const jobs = yield* Jobs
 
     const previousMembers = Effect.map(repository.latestConfirmed, (latest) =>
       Option.match(Option.flatMap(latest, (r) => Option.map(r.manifest, (m) => ({ m, at: r.publishedAt! }))), {
@@ -177,38 +186,66 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
           : Effect.fail(new NotFound({ message: `no pending revision ${revisionVersion}` }))
       )
 
+    const publishCurrent = (asOf: Date) => publishIfChanged({ asOf, liveness: { _tag: "Scans", upToScan: null } })
+
+    /** The scheduled publication: None when a publication already holds the lock (the schedule looks again later). */
+    const publishIfIdle = (asOf: Date) => jobs.runExclusive(PUBLISH_JOB, publishCurrent(asOf), describeOutcome)
+
+    /** A maintainer's publish: refused with 409 conflict while a publication is running here or on another replica. */
+    const publish = (asOf: Date) =>
+      jobs.runOrRefuse(PUBLISH_JOB, publishCurrent(asOf).pipe(Effect.mapError(toContractError)), describeOutcome)
+
+    /**
+     * The chain sync's follow-up of a revision already sent: None when a publication holds the lock, since that
+     * publication is driving the revision itself.
+     */
+    const followUp = (revision: StoredRevision) =>
+      jobs.runExclusive(PUBLISH_JOB, advance(revision), (r) => `revision ${r.revisionVersion} ${r.status}`)
+
     /** A maintainer approves a revision held for approval: it is published now. */
     const approve = (revisionVersion: number) =>
-      Effect.gen(function* () {
-        const revision = yield* pendingOrNotFound(revisionVersion)
-        yield* repository.markApproved(revision.id)
-        return yield* advance(revision).pipe(Effect.mapError(toContractError))
-      })
+      jobs.runOrRefuse(
+        PUBLISH_JOB,
+        Effect.gen(function* () {
+          const revision = yield* pendingOrNotFound(revisionVersion)
+          yield* repository.markApproved(revision.id)
+          return yield* advance(revision).pipe(Effect.mapError(toContractError))
+        }),
+        (r) => `revision ${r.revisionVersion} approved: ${r.status}`
+      )
 
     /** A maintainer drops a revision that was never sent; its number is free again. */
     const discard = (revisionVersion: number) =>
-      Effect.gen(function* () {
-        const revision = yield* pendingOrNotFound(revisionVersion)
-        yield* repository.markDiscarded(revision.id, "discarded by a maintainer")
-        yield* Effect.logInfo(`revision ${revisionVersion} discarded`)
-        return revision
-      })
+      jobs.runOrRefuse(
+        PUBLISH_JOB,
+        Effect.gen(function* () {
+          const revision = yield* pendingOrNotFound(revisionVersion)
+          yield* repository.markDiscarded(revision.id, "discarded by a maintainer")
+          yield* Effect.logInfo(`revision ${revisionVersion} discarded`)
+          return revision
+        }),
+        () => `revision ${revisionVersion} discarded`
+      )
 
     /** A maintainer rebuilds the pending revision from the catalog as it is now (discarding the stale draft). */
     const refork = (asOf: Date) =>
-      Effect.gen(function* () {
-        const inFlight = yield* repository.inFlight
-        if (Option.isSome(inFlight)) {
-          if (inFlight.value.status !== "PENDING") {
-            return yield* Effect.fail(
-              toContractError(new ChainFailure({ reason: "confirmation_pending", message: `revision ${inFlight.value.revisionVersion} was already broadcast` }))
-            )
+      jobs.runOrRefuse(
+        PUBLISH_JOB,
+        Effect.gen(function* () {
+          const inFlight = yield* repository.inFlight
+          if (Option.isSome(inFlight)) {
+            if (inFlight.value.status !== "PENDING") {
+              return yield* Effect.fail(
+                toContractError(new ChainFailure({ reason: "confirmation_pending", message: `revision ${inFlight.value.revisionVersion} was already broadcast` }))
+              )
+            }
+            yield* repository.markDiscarded(inFlight.value.id, "reforked from the current catalog")
           }
-          yield* repository.markDiscarded(inFlight.value.id, "reforked from the current catalog")
-        }
-        return yield* publishIfChanged({ asOf, liveness: { _tag: "Scans", upToScan: null } }).pipe(Effect.mapError(toContractError))
-      })
+          return yield* publishCurrent(asOf).pipe(Effect.mapError(toContractError))
+        }),
+        (revision) => `reforked: ${describeOutcome(revision)}`
+      )
 
-    return { propose, advance, publishIfChanged, approve, discard, refork } as const
+    return { propose, advance, publishIfChanged, publishIfIdle, publish, followUp, approve, discard, refork } as const
   })
 }) {}

@@ -1,25 +1,29 @@
 /**
  * Background jobs (price scan, chain sync, publication) run on one replica at a time: a job takes a
  * PostgreSQL session advisory lock on a reserved connection for as long as it runs, and records each run
- * in `job_runs`. A replica that finds the lock taken skips the run rather than waiting for it.
+ * in `job_runs`. A replica that finds the lock taken skips the run rather than waiting for it; an operation a
+ * maintainer asked for is refused instead (409 conflict), so nobody mistakes a skip for a run.
  */
-import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Exit, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Os from "node:os"
+import { Conflict } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "./Database.ts"
+import { orDieAtRepository } from "./RepositoryBoundary.ts"
 
 /** First half of every lock key: this application's namespace among advisory locks ("CX"). */
 const LOCK_NAMESPACE = 0x4358
 
-export interface JobRun {
-  readonly job: string
-  readonly instanceId: string
-  readonly startedAt: Date
-  readonly finishedAt: Date | null
-  readonly outcome: "succeeded" | "failed" | null
-  readonly summary: string | null
-}
+const JobRun = Schema.Struct({
+  job: Schema.String,
+  instanceId: Schema.String,
+  startedAt: Schema.DateFromSelf,
+  finishedAt: Schema.NullOr(Schema.DateFromSelf),
+  outcome: Schema.NullOr(Schema.Literal("succeeded", "failed")),
+  summary: Schema.NullOr(Schema.String)
+})
+export type JobRun = typeof JobRun.Type
 
 const summaryLimit = 500
 const clip = (text: string) => (text.length > summaryLimit ? `${text.slice(0, summaryLimit - 1)}…` : text)
@@ -32,10 +36,11 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
     // this set keeps a job single within the process whatever the backend.
     const runningHere = new Set<string>()
 
-    const recordStart = (job: string) =>
-      sql<{ id: string }>`INSERT INTO job_runs ${sql.insert({ job, instanceId })} RETURNING id`.pipe(
-        Effect.map((rows) => rows[0]!.id)
-      )
+    const recordStart = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (job) => sql`INSERT INTO job_runs ${sql.insert({ job, instanceId })} RETURNING id`
+    })
 
     const recordEnd = (id: string, outcome: "succeeded" | "failed", summary: string) =>
       sql`UPDATE job_runs SET finished_at = now(), outcome = ${outcome}, summary = ${clip(summary)} WHERE id = ${id}`
@@ -64,7 +69,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
               .execute("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_NAMESPACE, job], undefined)
               .pipe(Effect.ignoreLogged)
           )
-          const runId = yield* orDieUnlessUnavailable(recordStart(job))
+          const { id: runId } = yield* orDieAtRepository(recordStart(job))
           const exit = yield* Effect.exit(effect)
           yield* orDieUnlessUnavailable(
             Exit.match(exit, {
@@ -87,22 +92,51 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       )
     }
 
-    /** The latest finished run of `job` that succeeded, if any. */
-    const lastSucceeded = (job: string) =>
-      orDieUnlessUnavailable(
-        sql<JobRun>`
-          SELECT job, instance_id, started_at, finished_at, outcome, summary FROM job_runs
-          WHERE job = ${job} AND outcome = 'succeeded'
-          ORDER BY started_at DESC LIMIT 1`
-      ).pipe(Effect.map((rows) => Option.fromNullable(rows[0])))
-
-    const recentRuns = (job: string, limit: number) =>
-      orDieUnlessUnavailable(
-        sql<JobRun>`
-          SELECT job, instance_id, started_at, finished_at, outcome, summary FROM job_runs
-          WHERE job = ${job} ORDER BY started_at DESC, id DESC LIMIT ${limit}`
+    /**
+     * The same run for an operation someone asked for (a maintainer's publish or scan): rather than a silent skip,
+     * a run already in progress here or on another replica is refused with 409 `conflict`, to be retried.
+     */
+    const runOrRefuse = <A, E, R>(
+      job: string,
+      effect: Effect.Effect<A, E, R>,
+      summarize?: (result: A) => string
+    ): Effect.Effect<A, E | Conflict, R> =>
+      Effect.flatMap(
+        runExclusive(job, effect, summarize),
+        Option.match({
+          onNone: () =>
+            Effect.fail(
+              new Conflict({
+                message: `The ${job} job is already running on this or another instance; retry once it has finished.`,
+                details: { job }
+              })
+            ),
+          onSome: (result) => Effect.succeed(result)
+        })
       )
 
-    return { instanceId, runExclusive, lastSucceeded, recentRuns } as const
+    const latestSucceeded = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: JobRun,
+      execute: (job) => sql`
+        SELECT job, instance_id, started_at, finished_at, outcome, summary FROM job_runs
+        WHERE job = ${job} AND outcome = 'succeeded'
+        ORDER BY started_at DESC LIMIT 1`
+    })
+
+    /** The latest finished run of `job` that succeeded, if any. */
+    const lastSucceeded = (job: string) => orDieAtRepository(latestSucceeded(job))
+
+    const newestRuns = SqlSchema.findAll({
+      Request: Schema.Struct({ job: Schema.String, limit: Schema.Int }),
+      Result: JobRun,
+      execute: ({ job, limit }) => sql`
+        SELECT job, instance_id, started_at, finished_at, outcome, summary FROM job_runs
+        WHERE job = ${job} ORDER BY started_at DESC, id DESC LIMIT ${limit}`
+    })
+
+    const recentRuns = (job: string, limit: number) => orDieAtRepository(newestRuns({ job, limit }))
+
+    return { instanceId, runExclusive, runOrRefuse, lastSucceeded, recentRuns } as const
   })
 }) {}

@@ -4,7 +4,7 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ContractError, NotFound, Unauthorized, ValidationFailed } from "../../domain/errors.ts"
+import { Conflict, ContractError, NotFound, Unauthorized, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
 
@@ -40,24 +40,38 @@ const ScanResult = Schema.Struct({
 
 const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
+// Publish, approve, discard, refork and scan hold the job lock the schedule uses: while that job is running (here
+// or on another replica) they answer 409 conflict, to be retried, rather than race it.
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))
-  .add(HttpApiEndpoint.post("publish", "/v1/admin/revisions/publish").addSuccess(PublishResult).addError(errorWire(ContractError)))
+  .add(
+    HttpApiEndpoint.post("publish", "/v1/admin/revisions/publish")
+      .addSuccess(PublishResult)
+      .addError(errorWire(ContractError))
+      .addError(errorWire(Conflict))
+  )
   .add(
     HttpApiEndpoint.post("approve")`/v1/admin/revisions/${revisionParam}/approve`
       .addSuccess(AdminRevision)
       .addError(errorWire(NotFound))
       .addError(errorWire(ContractError))
       .addError(errorWire(ValidationFailed))
+      .addError(errorWire(Conflict))
   )
   .add(
     HttpApiEndpoint.post("discard")`/v1/admin/revisions/${revisionParam}/discard`
       .addSuccess(AdminRevision)
       .addError(errorWire(NotFound))
       .addError(errorWire(ValidationFailed))
+      .addError(errorWire(Conflict))
   )
-  .add(HttpApiEndpoint.post("refork", "/v1/admin/revisions/refork").addSuccess(PublishResult).addError(errorWire(ContractError)))
-  .add(HttpApiEndpoint.post("scan", "/v1/admin/scan").addSuccess(ScanResult))
+  .add(
+    HttpApiEndpoint.post("refork", "/v1/admin/revisions/refork")
+      .addSuccess(PublishResult)
+      .addError(errorWire(ContractError))
+      .addError(errorWire(Conflict))
+  )
+  .add(HttpApiEndpoint.post("scan", "/v1/admin/scan").addSuccess(ScanResult).addError(errorWire(Conflict)))
   .middleware(MaintainerAuth) {}
 
 export class AdminApi extends HttpApi.make("admin")

@@ -1,13 +1,13 @@
 /**
- * Maintainer operations over HTTP: the same publish, approve, discard and refork as the CLI, behind the
- * maintainer token.
+ * Maintainer operations over HTTP: the same publish, approve, discard, refork and scan as the CLI, behind the
+ * maintainer token. The services take the job locks; a job already running answers 409 conflict.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Unauthorized } from "../../domain/errors.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
-import { Publisher, toContractError } from "../../services/oracle/Publisher.ts"
+import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { MaintainerAuth } from "../api/AdminApi.ts"
@@ -64,8 +64,7 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
       )
       .handle("publish", () =>
         now.pipe(
-          Effect.flatMap((asOf) => publisher.publishIfChanged({ asOf, liveness: { _tag: "Scans", upToScan: null } })),
-          Effect.mapError(toContractError),
+          Effect.flatMap(publisher.publish),
           Effect.map((revision) => ({ revision: Option.getOrNull(Option.map(revision, view)) }))
         )
       )

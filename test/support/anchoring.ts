@@ -3,7 +3,7 @@
  * chain (DATA_DIR, EMBEDDED_CHAIN_PORT) or a test anvil given by RPC_URL, configured through Config.
  */
 import type { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import { type Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -12,6 +12,7 @@ import { AnchoringLive } from "../../layers/Oracle.ts"
 import type { Layer as L } from "effect"
 import { fixturesDir } from "./catalogFixtures.ts"
 import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { startLayer } from "./harness.ts"
 import { freePort } from "./server.ts"
 
 type AnchoringServices = L.Layer.Success<typeof AnchoringLive> | SqlClient.SqlClient
@@ -35,33 +36,26 @@ export const startAnchoring = async (
   const dataDir = reuse?.dataDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-anchor-"))
   const priceDir = reuse?.priceDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-prices-"))
   if (reuse === undefined) Fs.cpSync(fixturesDir, priceDir, { recursive: true })
-  const provider = ConfigProvider.fromMap(
-    new Map(
-      Object.entries({
-        DATABASE_URL: database.url,
-        DATA_DIR: dataDir,
-        PRICE_DATA_DIR: priceDir,
-        EMBEDDED_CHAIN_PORT: String(await freePort()),
-        LOG_LEVEL: "WARN",
-        ...env
-      })
-    )
-  )
-  const layer = AnchoringLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provide(Layer.setConfigProvider(provider)))
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const started = await startLayer(AnchoringLive.pipe(Layer.provideMerge(DatabaseLive)), {
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    PRICE_DATA_DIR: priceDir,
+    EMBEDDED_CHAIN_PORT: String(await freePort()),
+    LOG_LEVEL: "WARN",
+    ...env
+  })
   return {
     dataDir,
     priceDir,
     database,
-    run: (effect) => Effect.runPromise(Effect.provide(effect, context)),
+    run: started.run,
     edit: (file, change) => {
       const path = Path.join(priceDir, file)
       Fs.writeFileSync(path, change(Fs.readFileSync(path, "utf8")))
     },
-    stop: () => Effect.runPromise(Scope.close(scope, Exit.void)),
+    stop: started.close,
     close: async () => {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await started.close()
       if (reuse === undefined) {
         Fs.rmSync(dataDir, { recursive: true, force: true })
         Fs.rmSync(priceDir, { recursive: true, force: true })

@@ -3,7 +3,7 @@
  * private copy of a price-data directory that a test may edit between scans.
  */
 import type { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import { type Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -14,6 +14,7 @@ import type { PriceScan } from "../../services/oracle/PriceScan.ts"
 import type { Jobs } from "../../services/platform/Jobs.ts"
 import { fixturesDir } from "./catalogFixtures.ts"
 import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { startLayer } from "./harness.ts"
 
 export type OracleServices = PriceScan | CatalogRepository | Jobs | SqlClient.SqlClient
 
@@ -30,23 +31,23 @@ export const startOracle = async (env: Record<string, string> = {}, database?: T
   const db = database ?? (await createTestDatabase())
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-prices-"))
   Fs.cpSync(fixturesDir, dataDir, { recursive: true })
-  const provider = ConfigProvider.fromMap(
-    new Map(Object.entries({ DATABASE_URL: db.url, PRICE_DATA_DIR: dataDir, LOG_LEVEL: "WARN", ...env }))
-  )
-  const layer = OracleLive.pipe(Layer.provideMerge(DatabaseLive), Layer.provide(Layer.setConfigProvider(provider)))
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const started = await startLayer(OracleLive.pipe(Layer.provideMerge(DatabaseLive)), {
+    DATABASE_URL: db.url,
+    PRICE_DATA_DIR: dataDir,
+    LOG_LEVEL: "WARN",
+    ...env
+  })
   return {
     dataDir,
     database: db,
-    run: (effect) => Effect.runPromise(Effect.provide(effect, context)),
+    run: started.run,
     edit: (file, change) => {
       const path = Path.join(dataDir, file)
       if (change === null) Fs.rmSync(path)
       else Fs.writeFileSync(path, change(Fs.readFileSync(path, "utf8")))
     },
     close: async () => {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await started.close()
       Fs.rmSync(dataDir, { recursive: true, force: true })
       if (database === undefined) await db.close()
     }
