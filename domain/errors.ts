@@ -57,7 +57,11 @@ export const ErrorTable = {
   StreamInterrupted: { code: "stream_interrupted", status: 500, type: "server_error", when: "upstream dropped mid-stream" },
   ContractError: { code: "contract_error", status: 500, type: "server_error", when: "on-chain call reverted or unconfirmed" },
   InternalError: { code: "internal_error", status: 500, type: "server_error", when: "unexpected failure" },
-  ServiceUnavailable: { code: "service_unavailable", status: 503, type: "server_error", when: "a required dependency is unreachable, or no model has capacity" }
+  ServiceUnavailable: { code: "service_unavailable", status: 503, type: "server_error", when: "a required dependency is unreachable, or no model has capacity" },
+  // Not in SPEC.md's table: refusals of a request head too large to route (issue 8). Without codes of their own they
+  // would be a bare status from the HTTP parser, or a bad_request whose status no longer says what to shorten.
+  UriTooLong: { code: "uri_too_long", status: 414, type: "invalid_request_error", when: "request target (path and query) over the limit; refused before routing" },
+  HeadersTooLarge: { code: "headers_too_large", status: 431, type: "invalid_request_error", when: "request headers over the limit; refused before routing" }
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorTag = keyof typeof ErrorTable
@@ -168,6 +172,7 @@ export const ChainFailureReason = Schema.Literal(
   "chain_unavailable",
   "confirmation_pending"
 )
+export type ChainFailureReason = typeof ChainFailureReason.Type
 export class ContractError extends Schema.TaggedError<ContractError>()(
   "ContractError",
   withDetails(Schema.Struct({ chainFailure: Schema.Struct({ reason: ChainFailureReason }) }))
@@ -175,8 +180,16 @@ export class ContractError extends Schema.TaggedError<ContractError>()(
 
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+export class UriTooLong extends Schema.TaggedError<UriTooLong>()(
+  "UriTooLong",
+  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+) {}
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()(
+  "HeadersTooLarge",
+  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+) {}
 
-/** Every error class, in the order of SPEC.md's table. */
+/** Every error class, in the order of SPEC.md's table, then the codes this project adds. */
 export const ApiErrorClasses = [
   Unauthorized,
   Forbidden,
@@ -207,7 +220,9 @@ export const ApiErrorClasses = [
   StreamInterrupted,
   ContractError,
   InternalError,
-  ServiceUnavailable
+  ServiceUnavailable,
+  UriTooLong,
+  HeadersTooLarge
 ] as const
 
 export type ApiErrorClass = (typeof ApiErrorClasses)[number]

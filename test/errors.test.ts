@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Errors from "../domain/errors.ts"
-import { errorWire, renderError } from "../src/http/errorEnvelope.ts"
+import { errorWire, renderError, renderErrorParts } from "../src/http/errorEnvelope.ts"
 
 // Transcribed from SPEC.md, in its order.
 const specTable: ReadonlyArray<readonly [code: string, status: number, type: string]> = [
@@ -41,6 +41,12 @@ const specTable: ReadonlyArray<readonly [code: string, status: number, type: str
   ["service_unavailable", 503, "server_error"]
 ]
 
+// Not in SPEC.md's table: refusals of a request head too large to route (docs/decisions.md, issue 8).
+const projectTable: ReadonlyArray<readonly [code: string, status: number, type: string]> = [
+  ["uri_too_long", 414, "invalid_request_error"],
+  ["headers_too_large", 431, "invalid_request_error"]
+]
+
 /** A representative instance of each class (the ones with structured details need them). */
 const sample = (cls: Errors.ApiErrorClass): Errors.ApiError => {
   const message = `sample ${cls._tag}`
@@ -53,6 +59,10 @@ const sample = (cls: Errors.ApiErrorClass): Errors.ApiError => {
       return new Errors.MethodNotAllowed({ message, details: { allow: ["GET", "HEAD"] } })
     case Errors.PayloadTooLarge:
       return new Errors.PayloadTooLarge({ message, details: { limitBytes: 4194304 } })
+    case Errors.UriTooLong:
+      return new Errors.UriTooLong({ message, details: { limitBytes: 8192 } })
+    case Errors.HeadersTooLarge:
+      return new Errors.HeadersTooLarge({ message, details: { limitBytes: 16384 } })
     case Errors.SpendingLimitReached:
       return new Errors.SpendingLimitReached({ message, details: { scope: "key_daily" } })
     case Errors.RateLimited:
@@ -65,14 +75,14 @@ const sample = (cls: Errors.ApiErrorClass): Errors.ApiError => {
 }
 
 describe("the error table", () => {
-  it("has exactly the 30 codes of SPEC.md, one class each", () => {
-    expect(Errors.ApiErrorClasses).toHaveLength(30)
+  it("has exactly the 30 codes of SPEC.md, one class each, then the 2 this project adds", () => {
+    expect(Errors.ApiErrorClasses).toHaveLength(32)
     const codes = Errors.ApiErrorClasses.map((cls) => Errors.ErrorTable[cls._tag].code)
-    expect(codes).toEqual(specTable.map(([code]) => code))
-    expect(new Set(codes).size).toBe(30)
+    expect(codes).toEqual([...specTable, ...projectTable].map(([code]) => code))
+    expect(new Set(codes).size).toBe(32)
   })
 
-  it.each(specTable)("%s is %i %s", (code, status, type) => {
+  it.each([...specTable, ...projectTable])("%s is %i %s", (code, status, type) => {
     const cls = Errors.ApiErrorClasses.find((c) => Errors.ErrorTable[c._tag].code === code)!
     const spec = Errors.errorSpec(sample(cls))
     expect(spec).toEqual({ code, status, type })
@@ -130,5 +140,21 @@ describe("headers that go with a code", () => {
   it("405 carries Allow and 429 carries Retry-After in whole seconds", () => {
     expect(renderError(sample(Errors.MethodNotAllowed)).headers["allow"]).toBe("GET, HEAD")
     expect(renderError(sample(Errors.RateLimited)).headers["retry-after"]).toBe("3")
+  })
+})
+
+describe("the envelope outside the Effect stack", () => {
+  it("renderErrorParts gives the same status, headers and body bytes as renderError", async () => {
+    for (const cls of Errors.ApiErrorClasses) {
+      const error = sample(cls)
+      const parts = renderErrorParts(error)
+      const response = renderError(error)
+      expect(parts.status).toBe(response.status)
+      expect(response.headers).toMatchObject(parts.headers)
+      const body = response.body
+      expect(body._tag).toBe("Uint8Array")
+      if (body._tag === "Uint8Array") expect(new TextDecoder().decode(body.body)).toBe(parts.body)
+      expect(body.contentType).toBe("application/json")
+    }
   })
 })

@@ -2,9 +2,12 @@
  * SPEC "Errors" over a real socket: every failure reaches the client as the one envelope, with the
  * status, type and code of the error table.
  */
+import * as Http from "node:http"
+import * as Net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { guardRequestHead, installClientErrorHandler, SERVER_OPTIONS } from "../src/http/clientLimits.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
-import { sendLargeBody } from "./support/http.ts"
+import { type RawResponse, sendLargeBody } from "./support/http.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 import { startTcpProxy, type TcpProxy } from "./support/tcpProxy.ts"
 
@@ -119,7 +122,8 @@ describe("request-shape failures", () => {
 
   it("answers an unknown path with 404 not_found", async () => {
     await expectEnvelope(await fetch(`${server.baseUrl}/v1/no-such-thing`), 404, "not_found", "not_found")
-    await expectEnvelope(await fetch(`${server.baseUrl}/`), 404, "not_found", "not_found")
+    // (`/` itself is a route now: it redirects to the documentation.)
+    await expectEnvelope(await fetch(`${server.baseUrl}/no-such-page`), 404, "not_found", "not_found")
   })
 
   it("answers a known path with a wrong method with 405 and Allow", async () => {
@@ -207,5 +211,128 @@ describe("request ids", () => {
     const replaced = (await fetch(`${server.baseUrl}/v1/status`, { headers: { "x-request-id": "bad id with spaces" } }))
       .headers.get("x-request-id")
     expect(replaced).toMatch(/^[0-9a-f-]{36}$/)
+  })
+})
+
+/** Writes `head` as is on a fresh connection and reads the one answer (fetch would normalize what is tested here). */
+const rawExchange = (port: number, head: string): Promise<RawResponse> =>
+  new Promise((resolve, reject) => {
+    const socket = Net.connect({ host: "127.0.0.1", port })
+    let received = ""
+    const done = () => {
+      socket.destroy()
+      const [top = "", ...rest] = received.split("\r\n\r\n")
+      const [statusLine = "", ...lines] = top.split("\r\n")
+      const headers: Record<string, string> = {}
+      for (const line of lines) headers[line.slice(0, line.indexOf(":")).trim().toLowerCase()] = line.slice(line.indexOf(":") + 1).trim()
+      resolve({ status: Number(statusLine.split(" ")[1]), headers, body: rest.join("\r\n\r\n"), bytesSentBeforeResponse: 0 })
+    }
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1")
+      const headEnd = received.indexOf("\r\n\r\n")
+      const length = /content-length:\s*(\d+)/i.exec(received.slice(0, headEnd))
+      if (headEnd >= 0 && length !== null && received.length - headEnd - 4 >= Number(length[1])) done()
+    })
+    socket.on("close", () => (received === "" ? reject(new Error("closed without an answer")) : done()))
+    socket.on("error", () => (received === "" ? reject(new Error("connection reset without an answer")) : done()))
+    socket.on("connect", () => socket.write(head))
+  })
+
+const get = (target: string, extraHeaders = "") => `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extraHeaders}Connection: close\r\n\r\n`
+
+const rawEnvelope = (response: RawResponse, status: number, code: string) => {
+  expect(response.status).toBe(status)
+  expect(response.headers["content-type"]).toMatch(/^application\/json/)
+  const body = JSON.parse(response.body) as { error: Record<string, unknown> }
+  expect(Object.keys(body)).toEqual(["error"])
+  expect(body.error.code).toBe(code)
+  expect(body.error.type).toBe("invalid_request_error")
+  return body.error
+}
+
+describe("a target that is not valid percent-encoding", () => {
+  it("is 400 bad_request, in the path or in the query, before routing", async () => {
+    for (const target of ["/v1/oracle/models/%E0%A4%A", "/v1/oracle/models/%ZZ/price-at?date=2025-01-01", "/v1/status/%FF"]) {
+      const error = rawEnvelope(await rawExchange(server.port, get(target)), 400, "bad_request")
+      expect(error.message, target).toContain("percent-encoded")
+    }
+    const query = rawEnvelope(await rawExchange(server.port, get("/v1/oracle/history?from=%zz")), 400, "bad_request")
+    expect(query.param).toBe("from")
+    rawEnvelope(await rawExchange(server.port, get("/v1/oracle/activity?limit=%E0%A4")), 400, "bad_request")
+  })
+
+  it("leaves valid encodings alone: an encoded slash, an encoded multi-byte character", async () => {
+    const slash = await rawExchange(server.port, get("/v1/no-such/openai%2Fgpt-5.5"))
+    expect(slash.status).toBe(404)
+    const utf8 = await rawExchange(server.port, get("/v1/status?note=%E2%82%AC"))
+    expect(utf8.status).toBe(200)
+  })
+})
+
+describe("a body sent where no route takes one", () => {
+  const FIVE_MIB = 5 * 1024 * 1024
+
+  it("is 405 with Allow on a GET-only route, whatever its size, without reading it", async () => {
+    const response = await sendLargeBody({ port: server.port, path: "/v1/oracle/scu", totalBytes: FIVE_MIB, chunked: false })
+    expect(response.status).toBe(405)
+    expect(response.headers["allow"]).toBe("GET, HEAD")
+    expect(JSON.parse(response.body).error.code).toBe("method_not_allowed")
+    expect(response.bytesSentBeforeResponse).toBeLessThan(1024 * 1024)
+    const chunked = await sendLargeBody({ port: server.port, path: "/v1/oracle/scu", totalBytes: FIVE_MIB, chunked: true })
+    expect(chunked.status).toBe(405)
+  })
+
+  it("is 405 whatever its Content-Type", async () => {
+    const response = await fetch(`${server.baseUrl}/v1/oracle/scu`, { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" })
+    expect(response.headers.get("allow")).toBe("GET, HEAD")
+    await expectEnvelope(response, 405, "method_not_allowed", "invalid_request_error")
+  })
+
+  it("is 404 on a path no route has", async () => {
+    const response = await sendLargeBody({ port: server.port, path: "/v1/no-such-thing", totalBytes: FIVE_MIB, chunked: false })
+    expect(response.status).toBe(404)
+    expect(JSON.parse(response.body).error.code).toBe("not_found")
+  })
+})
+
+const LONG_TARGET = `/v1/oracle/scu?pad=${"a".repeat(9000)}`
+const LARGE_HEADER = `X-Padding: ${"b".repeat(20_000)}\r\n`
+const HUGE_HEADERS = Array.from({ length: 800 }, (_, i) => `X-Padding-${i}: ${"c".repeat(100)}\r\n`).join("")
+
+/** The request-head limits over a socket to `port`, whichever server listens there. */
+const expectHeadLimits = async (port: number) => {
+  const long = rawEnvelope(await rawExchange(port, get(LONG_TARGET)), 414, "uri_too_long")
+  expect(long.details).toEqual({ limitBytes: 8192 })
+  const large = rawEnvelope(await rawExchange(port, get("/v1/oracle/scu", LARGE_HEADER)), 431, "headers_too_large")
+  expect(large.details).toEqual({ limitBytes: 16384 })
+  // Past what the HTTP parser itself accepts: still the envelope, not a bare status or a reset.
+  rawEnvelope(await rawExchange(port, get("/v1/oracle/scu", HUGE_HEADERS)), 431, "headers_too_large")
+  rawEnvelope(await rawExchange(port, get(`/v1/oracle/scu?pad=${"a".repeat(100_000)}`)), 414, "uri_too_long")
+  rawEnvelope(await rawExchange(port, "NOT HTTP AT ALL\r\n\r\n"), 400, "bad_request")
+}
+
+describe("an oversized request head", () => {
+  it("is refused in the envelope by a Node server built with src/http/clientLimits.ts", async () => {
+    const plain = Http.createServer({ ...SERVER_OPTIONS }, (request, response) => {
+      if (guardRequestHead(request, response)) return
+      response.end("ok")
+    })
+    installClientErrorHandler(plain)
+    await new Promise<void>((ready) => plain.listen(0, "127.0.0.1", ready))
+    try {
+      const port = (plain.address() as Net.AddressInfo).port
+      await expectHeadLimits(port)
+      const answered = await rawExchange(port, get("/v1/oracle/scu", "X-Request-Id: head-1\r\n".concat(LARGE_HEADER)))
+      expect(answered.headers["x-request-id"]).toBe("head-1")
+      expect(answered.headers["access-control-allow-origin"]).toBe("*")
+      expect((await rawExchange(port, get("/v1/oracle/scu"))).status).toBe(200)
+    } finally {
+      await new Promise((closed) => plain.close(closed))
+    }
+  })
+
+  it("is refused in the envelope by the service", async () => {
+    await expectHeadLimits(server.port)
+    expect((await fetch(`${server.baseUrl}/v1/status`)).status).toBe(200)
   })
 })

@@ -3,12 +3,17 @@
  * caching, the offline interactive UIs, and the match between what is served and what is documented.
  */
 import { Validator } from "@seriousme/openapi-schema-validator"
+import { Either, Option, ParseResult, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
+import * as OracleSchemas from "../domain/oracle/schemas.ts"
 import { AdminApi } from "../src/api/AdminApi.ts"
 import { InferenceApi } from "../src/api/InferenceApi.ts"
+import { OracleGroup } from "../src/api/OracleApi.ts"
 import { PublicApi } from "../src/api/PublicApi.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
+import { JsonDocument } from "../src/api/shared.ts"
+import { makeApiDocuments } from "../src/http/apiDocuments.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
@@ -216,5 +221,182 @@ describe("the oracle in the public document", () => {
     expect(document.paths["/v1/oracle/catalog"].get.responses["200"].headers["Cache-Control"].schema).toBeDefined()
     expect(document.paths["/v1/oracle/scu"].get.responses["204"]).toBeDefined()
     expect(Object.keys(document.paths["/v1/oracle/history"].get.responses["200"].content).sort()).toEqual(["application/json", "text/csv"])
+  })
+})
+
+/** A `$ref` resolved against the document's components. */
+const resolve = (document: Json, schema: Json | undefined): Json | undefined =>
+  typeof schema?.$ref === "string" ? document.components.schemas[schema.$ref.replace("#/components/schemas/", "")] : schema
+
+/** The response schema modules, by the identifier the document uses for them. */
+const responseSchemas: Record<string, Schema.Schema.Any> = Object.fromEntries(
+  Object.entries({ ...OracleSchemas, OpenApiDocument: JsonDocument }).filter(([, value]) => Schema.isSchema(value))
+) as Record<string, Schema.Schema.Any>
+
+describe("what generated clients read (COMPAT.md)", () => {
+  const publicDocument = async () => (await (await get("/v1/openapi.json")).json()) as Json
+  const operations = (document: Json) =>
+    Object.entries<Json>(document.paths).flatMap(([path, item]) =>
+      Object.entries<Json>(item).map(([method, operation]) => ({ path, method, operation }))
+    )
+
+  it("names every oracle operation as the existing clients call it", async () => {
+    const document = await publicDocument()
+    const idOf = (path: string) => document.paths[path].get.operationId
+    expect({
+      basket: idOf("/v1/oracle/basket"),
+      model: idOf("/v1/oracle/models/{key}"),
+      scu: idOf("/v1/oracle/scu"),
+      reconstitutions: idOf("/v1/oracle/reconstitutions"),
+      history: idOf("/v1/oracle/history"),
+      priceHistory: idOf("/v1/oracle/models/{key}/price-history"),
+      catalog: idOf("/v1/oracle/catalog"),
+      priceAt: idOf("/v1/oracle/models/{key}/price-at"),
+      baseline: idOf("/v1/oracle/baseline"),
+      scuAt: idOf("/v1/oracle/scu-at"),
+      methodology: idOf("/v1/oracle/methodology")
+    }).toEqual({
+      basket: "OraclePublicController_getBasket",
+      model: "OraclePublicController_getModel",
+      scu: "OraclePublicController_getScu",
+      reconstitutions: "OraclePublicController_getReconstitutions",
+      history: "OraclePublicController_getHistory",
+      priceHistory: "OraclePublicController_getModelPriceHistory",
+      catalog: "OraclePublicController_getCatalog",
+      priceAt: "OraclePublicController_getModelPriceAt",
+      baseline: "OraclePublicController_getBaseline",
+      scuAt: "OraclePublicController_getScuAt",
+      methodology: "MethodologyPublicController_getChangelog"
+    })
+    const oracle = operations(document).filter(({ path }) => path.startsWith("/v1/oracle/"))
+    for (const { operation, path } of oracle) {
+      expect(operation.operationId, path).toMatch(/^(OraclePublicController|MethodologyPublicController)_get[A-Z][A-Za-z]*$/)
+    }
+    const ids = operations(document).map(({ operation }) => operation.operationId)
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+
+  it("publishes numeric query and path parameters as integers with their bounds", async () => {
+    const document = await publicDocument()
+    const parameter = (path: string, name: string) =>
+      (document.paths[path].get.parameters as Array<Json>).find((p) => p.name === name)?.schema
+    expect(parameter("/v1/oracle/activity", "limit")).toMatchObject({ type: "integer", minimum: 1, maximum: 100 })
+    expect(parameter("/v1/oracle/activity", "offset")).toMatchObject({ type: "integer", minimum: 0, maximum: 100_000 })
+    expect(parameter("/v1/oracle/history", "limit")).toMatchObject({ type: "integer", minimum: 1, maximum: 10_000 })
+    expect(parameter("/v1/oracle/models/{key}/price-history", "limit")).toMatchObject({ type: "integer", minimum: 1, maximum: 10_000 })
+    expect(parameter("/v1/oracle/revisions/{revision}", "revision")).toMatchObject({ type: "integer", minimum: 1 })
+    expect(parameter("/v1/oracle/methodology/{version}", "version")).toMatchObject({ type: "integer", minimum: 1 })
+    for (const { operation, path } of operations(document)) {
+      for (const p of operation.parameters ?? []) {
+        if (["limit", "offset", "revision", "version"].includes(p.name)) expect(p.schema.type, `${path} ${p.name}`).toBe("integer")
+      }
+    }
+  })
+
+  it("still refuses what is not a whole number in range, naming the parameter", () => {
+    type Endpoint = { readonly urlParamsSchema: Option.Option<unknown>; readonly pathSchema: Option.Option<unknown> }
+    const endpoints = OracleGroup.endpoints as unknown as Record<string, Endpoint>
+    const decode = (schema: Option.Option<unknown>, input: unknown) =>
+      Schema.decodeUnknownEither(Option.getOrThrow(schema) as Schema.Schema<unknown, unknown>, { errors: "all" })(input)
+    const activity = endpoints.activity!.urlParamsSchema
+    for (const limit of ["abc", "1.5", "0", "101", ""]) {
+      const result = decode(activity, { limit })
+      expect(Either.isLeft(result), limit).toBe(true)
+      if (Either.isLeft(result)) expect(ParseResult.ArrayFormatter.formatErrorSync(result.left).map((i) => i.path[0])).toContain("limit")
+    }
+    expect(decode(activity, { limit: "20", offset: "0" })).toEqual(Either.right({ limit: 20, offset: 0 }))
+    expect(Either.isLeft(decode(endpoints.revision!.pathSchema, { revision: "1.5" }))).toBe(true)
+    expect(decode(endpoints.revision!.pathSchema, { revision: "3" })).toEqual(Either.right({ revision: 3 }))
+  })
+
+  it("types the JSON 200 of history and price-history as the resource alone, with CSV beside it", async () => {
+    const document = await publicDocument()
+    for (const [path, resource] of [
+      ["/v1/oracle/history", "HistoryResponse"],
+      ["/v1/oracle/models/{key}/price-history", "PriceHistoryResponse"]
+    ] as const) {
+      const content = document.paths[path].get.responses["200"].content
+      expect(content["application/json"].schema, path).toEqual({ $ref: `#/components/schemas/${resource}` })
+      expect(content["text/csv"].schema.type, path).toBe("string")
+    }
+  })
+
+  it("marks instants as date-time and counts, versions and token figures as integers", async () => {
+    const document = await publicDocument()
+    const schemas = document.components.schemas
+    const property = (component: string, ...path: Array<string>) => {
+      let node: Json | undefined = schemas[component]
+      for (const key of path) node = resolve(document, node?.properties?.[key] ?? node?.items?.properties?.[key])
+      const nonNull = (node?.anyOf as Array<Json> | undefined)?.find((member) => member.type !== "null")
+      return resolve(document, nonNull ?? node)
+    }
+    for (const [component, ...path] of [
+      ["ScuResponse", "updatedAt"],
+      ["LatestResponse", "publishedAt"],
+      ["LatestResponse", "confirmedAt"],
+      ["HistoryResponse", "from"],
+      ["HistoryResponse", "data", "date"],
+      ["PriceHistoryResponse", "data", "date"],
+      ["CatalogResponse", "generatedAt"],
+      ["ActivityEvent", "occurredAt"],
+      ["HealthResponse", "lastSyncAt"]
+    ]) {
+      expect(property(component!, ...path)?.format, `${component}.${path.join(".")}`).toBe("date-time")
+    }
+    expect(property("BaselineResponse", "date")?.format).toBe("date")
+    for (const [component, ...path] of [
+      ["LatestResponse", "revisionVersion"],
+      ["LatestResponse", "methodologyVersion"],
+      ["LatestResponse", "basketSize"],
+      ["LatestResponse", "workload", "inputTokens"],
+      ["ScuResponse", "breakdown", "methodologyVersion"],
+      ["HistoryResponse", "count"],
+      ["RevisionResponse", "publishedBlock"],
+      ["ContractMetadata", "chainId"],
+      ["ActivityPage", "total"],
+      ["ActivityPage", "limit"],
+      ["StatsResponse", "catalog", "models"],
+      ["HealthResponse", "latestRevisionVersion"],
+      ["MethodologyChangelog", "activeVersion"],
+      ["CatalogEntry", "maxInputTokens"],
+      ["PriceHistoryResponse", "unavailableRevisions"]
+    ]) {
+      const schema = property(component!, ...path)
+      expect(schema?.type === "array" ? resolve(document, schema.items)?.type : schema?.type, `${component}.${path.join(".")}`).toBe(
+        "integer"
+      )
+    }
+  })
+
+  it("shows a real example of the model key and of every JSON response body, and each example decodes", async () => {
+    const document = await publicDocument()
+    for (const path of ["/v1/oracle/models/{key}", "/v1/oracle/resolve/{key}"]) {
+      const key = (document.paths[path].get.parameters as Array<Json>).find((p) => p.name === "key")
+      expect(key?.example, path).toBe("openai/gpt-5.5")
+    }
+    const documented = operations(document).filter(({ path }) => path.startsWith("/v1/oracle/") || path.startsWith("/v1/openapi"))
+    let checked = 0
+    for (const { operation, path } of documented) {
+      const schema = operation.responses["200"]?.content?.["application/json"]?.schema
+      if (schema === undefined) continue
+      const name = String(schema.$ref ?? "").replace("#/components/schemas/", "")
+      const examples = resolve(document, schema)?.examples as Array<unknown> | undefined
+      expect(examples?.length ?? 0, `${path}: ${name || "inline schema"} has no example`).toBeGreaterThan(0)
+      expect(responseSchemas[name], `${path}: ${name}`).toBeDefined()
+      for (const example of examples ?? []) {
+        const decoded = Schema.decodeUnknownEither(responseSchemas[name] as Schema.Schema<unknown, unknown>)(example)
+        expect(Either.isRight(decoded) ? "decodes" : String(decoded.left), `${path}: ${name}`).toBe("decodes")
+      }
+      checked++
+    }
+    expect(checked).toBeGreaterThanOrEqual(24)
+  })
+
+  it("always names a server: relative without PUBLIC_BASE_URL, the public origin with it", async () => {
+    expect((await publicDocument()).servers).toEqual([{ url: "/" }])
+    expect(((await (await get("/v1/openapi.inference.json")).json()) as Json).servers).toEqual([{ url: "/" }])
+    const configured = makeApiDocuments({ publicBaseUrl: Option.some("https://api.example.com") })
+    expect(configured.publicDocument.servers).toEqual([{ url: "https://api.example.com" }])
+    expect(configured.inferenceDocument.servers).toEqual([{ url: "https://api.example.com" }])
   })
 })

@@ -4,17 +4,19 @@
  */
 import { Schema } from "effect"
 import { Provenance } from "../catalog/card.ts"
+import { Manifest as ManifestSchema, ManifestModel as ManifestModelSchema, ReferenceWorkload } from "../index/manifest.ts"
+import * as Examples from "./schemaExamples.ts"
 
 export { Provenance }
 
-const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant" })
+const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { format: "date-time" } })
 const Hash = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]{64}$/)).annotations({ description: "0x-prefixed 32-byte hex" })
 const WeiString = Schema.String.pipe(Schema.pattern(/^[0-9]+$/)).annotations({ description: "credit-token wei (18 decimals) as digits" })
 const UsdPerMillion = Schema.Number.annotations({ description: "USD per 1,000,000 tokens" })
 
 export const ProvenancePair = Schema.Struct({ input: Provenance, output: Provenance })
 
-export const ReferenceWorkload = Schema.Struct({ inputTokens: Schema.Number, outputTokens: Schema.Number })
+export { ReferenceWorkload }
 
 export const Provider = Schema.Struct({ key: Schema.String, name: Schema.String }).annotations({ identifier: "Provider" })
 
@@ -61,19 +63,22 @@ export const ModelEntry = Schema.Struct({
   cache: CacheBlock,
   reasoning: ReasoningBlock,
   inBasket: Schema.optional(Schema.Boolean),
-  retiredAtRevision: Schema.optional(Schema.NullOr(Schema.Number))
-}).annotations({ identifier: "ModelEntry" })
+  retiredAtRevision: Schema.optional(Schema.NullOr(Schema.Int))
+}).annotations({ identifier: "ModelEntry", examples: [Examples.ModelEntry] })
 
-export const ModelsResponse = Schema.Struct({ models: Schema.Array(ModelEntry) }).annotations({ identifier: "ModelsResponse" })
+export const ModelsResponse = Schema.Struct({ models: Schema.Array(ModelEntry) }).annotations({
+  identifier: "ModelsResponse",
+  examples: [Examples.ModelsResponse]
+})
 
 export const BasketResponse = Schema.Struct({
   models: Schema.Array(ModelEntry),
   scuUsd: Schema.Number,
   routingFeeRate: Schema.Number,
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
+  revisionVersion: Schema.Int,
+  methodologyVersion: Schema.Int,
   lastUpdated: Timestamp
-}).annotations({ identifier: "BasketResponse" })
+}).annotations({ identifier: "BasketResponse", examples: [Examples.BasketResponse] })
 
 export const FamilyRepresentative = Schema.Struct({
   family: Schema.String,
@@ -87,49 +92,49 @@ export const ScuResponse = Schema.Struct({
   scuUsd: Schema.Number,
   computeIndex: Schema.NullOr(Schema.Number),
   referenceWorkload: ReferenceWorkload,
-  methodologyVersion: Schema.Number,
+  methodologyVersion: Schema.Int,
   breakdown: Schema.Struct({
-    methodologyVersion: Schema.Literal(1),
+    methodologyVersion: Schema.Literal(1).annotations({ jsonSchema: { type: "integer", enum: [1] } }),
     familyRepresentatives: Schema.Array(FamilyRepresentative)
   }),
   updatedAt: Timestamp
-}).annotations({ identifier: "ScuResponse" })
+}).annotations({ identifier: "ScuResponse", examples: [Examples.ScuResponse] })
 
 export const LatestResponse = Schema.Struct({
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
+  revisionVersion: Schema.Int,
+  methodologyVersion: Schema.Int,
   publishedAt: Timestamp,
   confirmedAt: Timestamp,
   scuUsd: Schema.Number,
   computeIndex: Schema.NullOr(Schema.Number),
-  basketSize: Schema.Number,
+  basketSize: Schema.Int,
   workload: ReferenceWorkload,
   metadataHash: Hash
-}).annotations({ identifier: "LatestResponse" })
+}).annotations({ identifier: "LatestResponse", examples: [Examples.LatestResponse] })
 
 export const BaselineResponse = Schema.Struct({
-  date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
+  date: Schema.String.annotations({ description: "YYYY-MM-DD", jsonSchema: { format: "date" } }),
   scuUsd: Schema.Number,
-  methodologyVersion: Schema.Number
-}).annotations({ identifier: "BaselineResponse" })
+  methodologyVersion: Schema.Int
+}).annotations({ identifier: "BaselineResponse", examples: [Examples.BaselineResponse] })
 
 export const ScuAtResponse = Schema.Struct({
   at: Timestamp,
   scuUsd: Schema.Number,
   scuUsd18: WeiString,
   computeIndex: Schema.NullOr(Schema.Number),
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
+  revisionVersion: Schema.Int,
+  methodologyVersion: Schema.Int,
   publishedAt: Timestamp,
   metadataHash: Hash
-}).annotations({ identifier: "ScuAtResponse" })
+}).annotations({ identifier: "ScuAtResponse", examples: [Examples.ScuAtResponse] })
 
 export const HistoryPoint = Schema.Struct({
   date: Timestamp,
   scuUsd: Schema.Number,
   computeIndex: Schema.NullOr(Schema.Number),
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
+  revisionVersion: Schema.Int,
+  methodologyVersion: Schema.Int,
   metadataHash: Hash
 })
 
@@ -137,50 +142,36 @@ export const HistoryResponse = Schema.Struct({
   from: Schema.NullOr(Timestamp),
   to: Schema.NullOr(Timestamp),
   granularity: Granularity,
-  count: Schema.Number,
+  count: Schema.Int,
   truncated: Schema.Boolean,
   data: Schema.Array(HistoryPoint)
-}).annotations({ identifier: "HistoryResponse" })
+}).annotations({ identifier: "HistoryResponse", examples: [Examples.HistoryResponse] })
 
-export const ManifestModel = Schema.Struct({
-  modelKey: Schema.String,
-  family: Schema.String,
-  inputPrice: WeiString,
-  outputPrice: WeiString,
-  displayName: Schema.String,
-  providerKey: Schema.String,
-  sdkId: Schema.String
-})
-
-export const Manifest = Schema.Struct({
-  schemaVersion: Schema.Number,
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
-  referenceWorkload: ReferenceWorkload,
-  models: Schema.Array(ManifestModel)
-}).annotations({ identifier: "Manifest" })
+// The manifest's own schema is the index's (domain/index/manifest.ts); served here with its example.
+export const ManifestModel = ManifestModelSchema
+export const Manifest = ManifestSchema.annotations({ identifier: "Manifest", examples: [Examples.Manifest] })
 
 export const RevisionResponse = Schema.Struct({
-  revisionVersion: Schema.Number,
-  methodologyVersion: Schema.Number,
+  revisionVersion: Schema.Int,
+  methodologyVersion: Schema.Int,
   publishedAt: Timestamp,
-  publishedBlock: Schema.Number,
+  publishedBlock: Schema.Int,
   txHash: Hash,
   scuUsd: Schema.Number,
   scuUsd18: WeiString,
-  basketSize: Schema.Number,
-  basket: Schema.Struct({ schemaVersion: Schema.Number, models: Schema.Array(ManifestModel) }),
+  basketSize: Schema.Int,
+  basket: Schema.Struct({ schemaVersion: Schema.Int, models: Schema.Array(ManifestModel) }),
   status: Schema.Literal("CONFIRMED"),
   confirmedAt: Timestamp,
   manifestUrl: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "RevisionResponse" })
+}).annotations({ identifier: "RevisionResponse", examples: [Examples.RevisionResponse] })
 
 export const ReconstitutionEntry = Schema.Struct({
   id: Schema.String,
-  revisionVersion: Schema.Number,
-  previousVersion: Schema.NullOr(Schema.Number),
+  revisionVersion: Schema.Int,
+  previousVersion: Schema.NullOr(Schema.Int),
   publishedAt: Timestamp,
-  methodologyVersion: Schema.Number,
+  methodologyVersion: Schema.Int,
   summary: Schema.String,
   scuBefore: Schema.NullOr(Schema.Number),
   scuAfter: Schema.Number,
@@ -191,28 +182,29 @@ export const ReconstitutionEntry = Schema.Struct({
 })
 
 export const ReconstitutionLog = Schema.Struct({ entries: Schema.Array(ReconstitutionEntry) }).annotations({
-  identifier: "ReconstitutionLog"
+  identifier: "ReconstitutionLog",
+  examples: [Examples.ReconstitutionLog]
 })
 
 export const HealthResponse = Schema.Struct({
-  latestRevisionVersion: Schema.NullOr(Schema.Number),
-  methodologyVersion: Schema.NullOr(Schema.Number),
+  latestRevisionVersion: Schema.NullOr(Schema.Int),
+  methodologyVersion: Schema.NullOr(Schema.Int),
   latestRevisionConfirmedAt: Schema.NullOr(Timestamp),
   lastSyncAt: Schema.NullOr(Timestamp),
   stale: Schema.Boolean,
-  pendingRevision: Schema.NullOr(Schema.Struct({ ageMs: Schema.Number }))
-}).annotations({ identifier: "HealthResponse" })
+  pendingRevision: Schema.NullOr(Schema.Struct({ ageMs: Schema.Int }))
+}).annotations({ identifier: "HealthResponse", examples: [Examples.HealthResponse] })
 
 export const ContractMetadata = Schema.Struct({
-  chainId: Schema.Number,
+  chainId: Schema.Int,
   address: Schema.String,
   version: Schema.NullOr(Schema.String),
   bytecodeHash: Schema.NullOr(Hash),
   checkedAt: Timestamp
-}).annotations({ identifier: "ContractMetadata" })
+}).annotations({ identifier: "ContractMetadata", examples: [Examples.ContractMetadata] })
 
 export const MethodologyEntry = Schema.Struct({
-  version: Schema.Number,
+  version: Schema.Int,
   title: Schema.String,
   meanType: Schema.String,
   weighting: Schema.String,
@@ -226,18 +218,20 @@ export const MethodologyEntry = Schema.Struct({
   formulaSummary: Schema.String,
   rationale: Schema.String,
   specUrl: Schema.String
-}).annotations({ identifier: "MethodologyEntry" })
+}).annotations({ identifier: "MethodologyEntry", examples: [Examples.MethodologyEntry] })
 
 export const MethodologyChangelog = Schema.Struct({
-  activeVersion: Schema.Number,
+  activeVersion: Schema.Int,
   entries: Schema.Array(MethodologyEntry)
-}).annotations({ identifier: "MethodologyChangelog" })
+}).annotations({ identifier: "MethodologyChangelog", examples: [Examples.MethodologyChangelog] })
 
 export const CatalogTier = Schema.Struct({
-  fromInputTokens: Schema.Number,
+  fromInputTokens: Schema.Int,
   inputPriceUsdPerMillion: Schema.Number,
   outputPriceUsdPerMillion: Schema.Number,
-  provenance: ProvenancePair
+  // One mark: the vendor quotes a tier as one line, and existing clients drop a tier whose mark is an object
+  // (COMPAT.md). When the two numbers differ, the weaker mark is published (see weakerMark).
+  provenance: Provenance
 })
 
 export const CatalogEntry = Schema.Struct({
@@ -256,7 +250,7 @@ export const CatalogEntry = Schema.Struct({
     observedAt: Timestamp
   }),
   contextTiers: Schema.optional(Schema.Array(CatalogTier)),
-  maxInputTokens: Schema.optional(Schema.Number),
+  maxInputTokens: Schema.optional(Schema.Int),
   integrated: Schema.Boolean
 }).annotations({ identifier: "CatalogEntry" })
 
@@ -264,7 +258,7 @@ export const CatalogResponse = Schema.Struct({
   models: Schema.Array(CatalogEntry),
   truncated: Schema.Boolean,
   generatedAt: Timestamp
-}).annotations({ identifier: "CatalogResponse" })
+}).annotations({ identifier: "CatalogResponse", examples: [Examples.CatalogResponse] })
 
 const MarkedUpFigure = Schema.Struct({ weiPerMillion: WeiString, usdPerMillion: Schema.Number, provenance: Provenance })
 
@@ -287,7 +281,7 @@ export const PricingResponse = Schema.Struct({
     })
   }),
   updatedAt: Timestamp
-}).annotations({ identifier: "PricingResponse" })
+}).annotations({ identifier: "PricingResponse", examples: [Examples.PricingResponse] })
 
 export const PriceAtResponse = Schema.Struct({
   source: Schema.Literal("manifest", "catalog"),
@@ -296,11 +290,11 @@ export const PriceAtResponse = Schema.Struct({
   inputPriceUsdPerMillion: Schema.Number,
   outputPriceUsdPerMillion: Schema.Number,
   observedAt: Timestamp,
-  revisionVersion: Schema.optional(Schema.Number),
-  methodologyVersion: Schema.optional(Schema.Number),
+  revisionVersion: Schema.optional(Schema.Int),
+  methodologyVersion: Schema.optional(Schema.Int),
   metadataHash: Schema.optional(Hash),
   family: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "PriceAtResponse" })
+}).annotations({ identifier: "PriceAtResponse", examples: [Examples.PriceAtResponse] })
 
 export const PriceHistoryResponse = Schema.Struct({
   modelKey: Schema.String,
@@ -308,21 +302,21 @@ export const PriceHistoryResponse = Schema.Struct({
   from: Timestamp,
   to: Timestamp,
   granularity: Granularity,
-  count: Schema.Number,
+  count: Schema.Int,
   truncated: Schema.Boolean,
-  unavailableRevisions: Schema.Array(Schema.Number),
+  unavailableRevisions: Schema.Array(Schema.Int),
   data: Schema.Array(
     Schema.Struct({
       date: Timestamp,
       inputPriceUsdPerMillion: Schema.Number,
       outputPriceUsdPerMillion: Schema.Number,
       source: Schema.Literal("manifest", "catalog"),
-      revisionVersion: Schema.NullOr(Schema.Number),
-      methodologyVersion: Schema.NullOr(Schema.Number),
+      revisionVersion: Schema.NullOr(Schema.Int),
+      methodologyVersion: Schema.NullOr(Schema.Int),
       metadataHash: Schema.NullOr(Hash)
     })
   )
-}).annotations({ identifier: "PriceHistoryResponse" })
+}).annotations({ identifier: "PriceHistoryResponse", examples: [Examples.PriceHistoryResponse] })
 
 export const ResolveResult = Schema.Struct({
   inputKey: Schema.String,
@@ -336,21 +330,24 @@ export const ResolveResult = Schema.Struct({
   cache: CacheBlock,
   reasoning: ReasoningBlock,
   inBasket: Schema.Boolean
-}).annotations({ identifier: "ResolveResult" })
+}).annotations({ identifier: "ResolveResult", examples: [Examples.ResolveResult] })
 
-export const ResolveBatch = Schema.Struct({ results: Schema.Array(ResolveResult) }).annotations({ identifier: "ResolveBatch" })
+export const ResolveBatch = Schema.Struct({ results: Schema.Array(ResolveResult) }).annotations({
+  identifier: "ResolveBatch",
+  examples: [Examples.ResolveBatch]
+})
 
-const Extreme = Schema.NullOr(Schema.Struct({ scuUsd: Schema.Number, revisionVersion: Schema.Number, publishedAt: Timestamp }))
-const RevisionRef = Schema.NullOr(Schema.Struct({ revisionVersion: Schema.Number, publishedAt: Timestamp }))
+const Extreme = Schema.NullOr(Schema.Struct({ scuUsd: Schema.Number, revisionVersion: Schema.Int, publishedAt: Timestamp }))
+const RevisionRef = Schema.NullOr(Schema.Struct({ revisionVersion: Schema.Int, publishedAt: Timestamp }))
 
 export const StatsResponse = Schema.Struct({
-  revisions: Schema.Struct({ confirmed: Schema.Number, genesis: RevisionRef, latest: RevisionRef }),
-  basketSize: Schema.Number,
+  revisions: Schema.Struct({ confirmed: Schema.Int, genesis: RevisionRef, latest: RevisionRef }),
+  basketSize: Schema.Int,
   catalog: Schema.Struct({
-    providers: Schema.Number,
-    families: Schema.Number,
-    models: Schema.Number,
-    modelsEverInBasket: Schema.Number
+    providers: Schema.Int,
+    families: Schema.Int,
+    models: Schema.Int,
+    modelsEverInBasket: Schema.Int
   }),
   scu: Schema.Struct({
     currentUsd: Schema.NullOr(Schema.Number),
@@ -359,15 +356,19 @@ export const StatsResponse = Schema.Struct({
     lowest: Extreme,
     highest: Extreme
   }),
-  reconstitutionChanges: Schema.Struct({ ModelAdded: Schema.Number, ModelRemoved: Schema.Number, PriceChanged: Schema.Number }),
+  reconstitutionChanges: Schema.Struct({ ModelAdded: Schema.Int, ModelRemoved: Schema.Int, PriceChanged: Schema.Int }),
   generatedAt: Timestamp
-}).annotations({ identifier: "StatsResponse", description: "Aggregate protocol statistics over confirmed revisions and the live catalog" })
+}).annotations({
+  identifier: "StatsResponse",
+  examples: [Examples.StatsResponse],
+  description: "Aggregate protocol statistics over confirmed revisions and the live catalog"
+})
 
 export const ActivityEvent = Schema.Struct({
   id: Schema.String.annotations({ description: "Stable id: r<revision> for a publication, r<revision>.<n> for its n-th change" }),
   type: Schema.Literal("revision.published", "model.added", "model.removed", "price.changed"),
   occurredAt: Timestamp,
-  revisionVersion: Schema.Number,
+  revisionVersion: Schema.Int,
   modelKey: Schema.NullOr(Schema.String),
   description: Schema.String,
   txHash: Hash
@@ -376,8 +377,39 @@ export const ActivityEvent = Schema.Struct({
 export const ActivityPage = Schema.Struct({
   object: Schema.Literal("list"),
   data: Schema.Array(ActivityEvent),
-  limit: Schema.Number,
-  offset: Schema.Number,
-  total: Schema.Number,
+  limit: Schema.Int,
+  offset: Schema.Int,
+  total: Schema.Int,
   hasMore: Schema.Boolean
-}).annotations({ identifier: "ActivityPage", description: "Protocol events, newest first" })
+}).annotations({
+  identifier: "ActivityPage",
+  examples: [Examples.ActivityPage],
+  description: "Protocol events, newest first"
+})
+
+// The views in domain/oracle are typed as what these schemas accept, so a view that drifts from its wire shape is a
+// compile error rather than an encode failure at run time.
+export type CacheBlock = typeof CacheBlock.Type
+export type ReasoningBlock = typeof ReasoningBlock.Type
+export type ModelEntry = typeof ModelEntry.Type
+export type ModelsResponse = typeof ModelsResponse.Type
+export type BasketResponse = typeof BasketResponse.Type
+export type ScuResponse = typeof ScuResponse.Type
+export type LatestResponse = typeof LatestResponse.Type
+export type BaselineResponse = typeof BaselineResponse.Type
+export type ScuAtResponse = typeof ScuAtResponse.Type
+export type HistoryResponse = typeof HistoryResponse.Type
+export type RevisionResponse = typeof RevisionResponse.Type
+export type ReconstitutionLog = typeof ReconstitutionLog.Type
+export type HealthResponse = typeof HealthResponse.Type
+export type MethodologyChangelog = typeof MethodologyChangelog.Type
+export type CatalogTier = typeof CatalogTier.Type
+export type CatalogResponse = typeof CatalogResponse.Type
+export type PricingResponse = typeof PricingResponse.Type
+export type PriceAtResponse = typeof PriceAtResponse.Type
+export type PriceHistoryResponse = typeof PriceHistoryResponse.Type
+export type ResolveResult = typeof ResolveResult.Type
+export type ResolveBatch = typeof ResolveBatch.Type
+export type StatsResponse = typeof StatsResponse.Type
+export type ActivityEvent = typeof ActivityEvent.Type
+export type ActivityPage = typeof ActivityPage.Type

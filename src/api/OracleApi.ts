@@ -5,6 +5,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { NotFound, RateLimited, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
+import { DateOrInstantParam, InstantParam } from "../../domain/dates.ts"
+import { ModelKeyParam } from "../../domain/oracle/keys.ts"
 import * as S from "../../domain/oracle/schemas.ts"
 import { reportAllIssues } from "./shared.ts"
 
@@ -18,28 +20,82 @@ const Markdown = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", c
   description: "The whole reconstitution log as a Markdown attachment"
 })
 
-const IsoInstant = Schema.String.annotations({ description: "ISO-8601 date (YYYY-MM-DD) or instant with offset" })
+
+/**
+ * A whole number in a query or path. It travels as text and is decoded from it, so the generator would publish the
+ * text (`string`); the override publishes what clients send, an integer with its bounds (COMPAT.md).
+ */
+const integerText = (
+  schema: Schema.Schema<number, string>,
+  bounds: { readonly minimum: number; readonly maximum?: number },
+  description: string
+) => schema.annotations({ description, jsonSchema: { type: "integer", ...bounds, description } })
 
 const HistoryQuery = reportAllIssues(
   Schema.Struct({
-    from: Schema.optional(IsoInstant),
-    to: Schema.optional(IsoInstant),
+    from: Schema.optional(DateOrInstantParam),
+    to: Schema.optional(DateOrInstantParam),
     granularity: Schema.optional(S.Granularity),
-    limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000)))
+    limit: Schema.optional(
+      integerText(
+        Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 10_000)),
+        { minimum: 1, maximum: 10_000 },
+        "Keep at most this many points, the newest (default 10000)"
+      )
+    )
   })
 )
 
-const keyParam = HttpApiSchema.param(
-  "key",
-  Schema.String.annotations({ description: "`<vendor>/<model>` (separator as %2F) or the bare model name; case-insensitive" })
+const keyParam = HttpApiSchema.param("key", ModelKeyParam)
+const revisionParam = HttpApiSchema.param(
+  "revision",
+  integerText(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { minimum: 1 }, "Revision version")
 )
-const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 const hashParam = HttpApiSchema.param("metadataHash", Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{64}$/)))
-const versionParam = HttpApiSchema.param("version", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
+const versionParam = HttpApiSchema.param(
+  "version",
+  integerText(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { minimum: 1 }, "Methodology version")
+)
+
+/**
+ * Operation ids: the ones COMPAT.md lists are what existing generated clients call; the rest follow their scheme.
+ * The single methodology record sits with the other oracle reads (COMPAT.md: "the other oracle operations follow
+ * `OraclePublicController_get<Thing>`"); only the changelog keeps its controller's name.
+ */
+export const ORACLE_OPERATION_IDS = {
+  scu: "OraclePublicController_getScu",
+  models: "OraclePublicController_getModels",
+  model: "OraclePublicController_getModel",
+  priceHistory: "OraclePublicController_getModelPriceHistory",
+  priceAt: "OraclePublicController_getModelPriceAt",
+  resolveOne: "OraclePublicController_getResolve",
+  resolveMany: "OraclePublicController_getResolveBatch",
+  catalog: "OraclePublicController_getCatalog",
+  basket: "OraclePublicController_getBasket",
+  baseline: "OraclePublicController_getBaseline",
+  scuAt: "OraclePublicController_getScuAt",
+  history: "OraclePublicController_getHistory",
+  reconstitutions: "OraclePublicController_getReconstitutions",
+  reconstitutionsExport: "OraclePublicController_getReconstitutionsExport",
+  revision: "OraclePublicController_getRevision",
+  latest: "OraclePublicController_getLatest",
+  health: "OraclePublicController_getHealth",
+  contractMetadata: "OraclePublicController_getContractMetadata",
+  manifest: "OraclePublicController_getManifest",
+  stats: "OraclePublicController_getStats",
+  activity: "OraclePublicController_getActivity",
+  pricing: "OraclePublicController_getPricing",
+  methodology: "MethodologyPublicController_getChangelog",
+  methodologyVersion: "OraclePublicController_getMethodologyVersion"
+} as const
+type OperationName = keyof typeof ORACLE_OPERATION_IDS
 
 const rateLimited = errorWire(RateLimited)
-const get = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
-  HttpApiEndpoint.get(name, path).addError(rateLimited).annotate(OpenApi.Summary, summary)
+const get = <const Name extends OperationName>(name: Name, path: `/${string}`, summary: string) =>
+  HttpApiEndpoint.get(name, path)
+    .addError(rateLimited)
+    .annotate(OpenApi.Summary, summary)
+    .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS[name])
 
 export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(get("scu", "/v1/oracle/scu", "The SCU now, with its family representatives").addSuccess(S.ScuResponse).addSuccess(NoConfirmedRevision))
@@ -51,6 +107,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "One basket member or retired ex-member")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.model)
   )
   .add(
     HttpApiEndpoint.get("priceHistory")`/v1/oracle/models/${keyParam}/price-history`
@@ -61,15 +118,17 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "A model's price over time, each point from the manifest or the catalog")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.priceHistory)
   )
   .add(
     HttpApiEndpoint.get("priceAt")`/v1/oracle/models/${keyParam}/price-at`
-      .setUrlParams(reportAllIssues(Schema.Struct({ date: IsoInstant })))
+      .setUrlParams(reportAllIssues(Schema.Struct({ date: DateOrInstantParam })))
       .addSuccess(S.PriceAtResponse)
       .addError(errorWire(NotFound))
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "A model's price at an instant (cached 60 s)")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.priceAt)
   )
   .add(
     HttpApiEndpoint.get("resolveOne")`/v1/oracle/resolve/${keyParam}`
@@ -77,6 +136,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "Resolve a model name to its canonical key and prices (unknown models are off-basket)")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.resolveOne)
   )
   .add(
     get("resolveMany", "/v1/oracle/resolve", "Resolve up to 100 names at once, in order, each on its own")
@@ -89,7 +149,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(get("baseline", "/v1/oracle/baseline", "The frozen baseline (the SCU of revision 1)").addSuccess(S.BaselineResponse).addSuccess(NoConfirmedRevision))
   .add(
     get("scuAt", "/v1/oracle/scu-at", "The SCU in force at an instant (step function)")
-      .setUrlParams(reportAllIssues(Schema.Struct({ date: Schema.String.annotations({ description: "ISO-8601 instant with offset" }) })))
+      .setUrlParams(reportAllIssues(Schema.Struct({ date: InstantParam })))
       .addSuccess(S.ScuAtResponse)
       .addSuccess(HttpApiSchema.Empty(204).annotations({ description: "The date precedes the genesis revision" }))
       .addError(errorWire(ValidationFailed))
@@ -110,6 +170,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "One confirmed revision")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.revision)
   )
   .add(get("latest", "/v1/oracle/latest", "The latest confirmed revision, summarised").addSuccess(S.LatestResponse).addSuccess(NoConfirmedRevision))
   .add(get("health", "/v1/oracle/health", "Sync state and freshness").addSuccess(S.HealthResponse))
@@ -121,6 +182,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "A confirmed revision's manifest, by its metadataHash")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.manifest)
   )
   .add(get("stats", "/v1/oracle/stats", "Aggregate protocol statistics").addSuccess(S.StatsResponse))
   .add(
@@ -128,8 +190,20 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .setUrlParams(
         reportAllIssues(
           Schema.Struct({
-            limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))),
-            offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 100_000)))
+            limit: Schema.optional(
+              integerText(
+                Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)),
+                { minimum: 1, maximum: 100 },
+                "Page size (default 20)"
+              )
+            ),
+            offset: Schema.optional(
+              integerText(
+                Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 100_000)),
+                { minimum: 0, maximum: 100_000 },
+                "Events to skip (default 0)"
+              )
+            )
           })
         )
       )
@@ -145,6 +219,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .addError(errorWire(ValidationFailed))
       .addError(rateLimited)
       .annotate(OpenApi.Summary, "One methodology record")
+      .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.methodologyVersion)
   )
   .annotate(OpenApi.Title, "Oracle")
   .annotate(

@@ -16,7 +16,15 @@ export const YamlDocument = Schema.String.pipe(
 
 export const JsonDocument = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   identifier: "OpenApiDocument",
-  description: "OpenAPI 3.1 document (JSON)"
+  description: "OpenAPI 3.1 document (JSON)",
+  examples: [
+    {
+      openapi: "3.1.0",
+      info: { title: "Compute Exchange API", version: "1.0" },
+      servers: [{ url: "/" }],
+      paths: { "/v1/oracle/scu": { get: { operationId: "OraclePublicController_getScu" } } }
+    }
+  ]
 })
 
 export const HtmlPage = Schema.String.pipe(

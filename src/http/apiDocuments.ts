@@ -11,6 +11,9 @@ import * as Path from "node:path"
 import { stringify as toYaml } from "yaml"
 import { InferenceApi } from "../api/InferenceApi.ts"
 import { PublicApi } from "../api/PublicApi.ts"
+import { isPublicPath } from "./cors.ts"
+import { ORACLE_CACHE_CONTROL } from "./hotReads.ts"
+import { isOraclePath } from "./paths.ts"
 
 type Json = Record<string, any>
 
@@ -80,13 +83,6 @@ const pruneComponents = (doc: Json) => {
   }
 }
 
-/** Cache lifetimes SPEC.md fixes for some oracle endpoints. */
-const ORACLE_CACHE: Record<string, string> = {
-  "/v1/oracle/catalog": "public, max-age=60",
-  "/v1/oracle/contract-metadata": "public, max-age=300",
-  "/v1/oracle/models/{key}/price-at": "public, max-age=60"
-}
-
 const oracleHeaders = (path: string, status: string) => ({
   ...(status === "429"
     ? { "Retry-After": { description: "Seconds until the client may try again", schema: { type: "integer" } } }
@@ -94,7 +90,7 @@ const oracleHeaders = (path: string, status: string) => ({
   "X-RateLimit-Limit": { description: "Requests allowed in the tightest of the per-IP buckets", schema: { type: "integer" } },
   "X-RateLimit-Remaining": { description: "Requests left in that bucket", schema: { type: "integer" } },
   "X-RateLimit-Reset": { description: "When that bucket resets (Unix seconds)", schema: { type: "integer" } },
-  ...(ORACLE_CACHE[path] !== undefined && status.startsWith("2") ? { "Cache-Control": headerDoc(ORACLE_CACHE[path]!) } : {})
+  ...(ORACLE_CACHE_CONTROL[path] !== undefined && status.startsWith("2") ? { "Cache-Control": headerDoc(ORACLE_CACHE_CONTROL[path]!) } : {})
 })
 
 /** Documents the headers our middleware adds to every response. */
@@ -104,15 +100,17 @@ const documentCommonHeaders = (doc: Json) => {
       for (const [status, response] of Object.entries<Json>(operation.responses ?? {})) {
         response.headers = {
           ...response.headers,
-          ...(path.startsWith("/v1/oracle/") ? oracleHeaders(path, status) : {}),
+          ...(isOraclePath(path) ? oracleHeaders(path, status) : {}),
           "X-Request-Id": headerDoc("Echo of the request's X-Request-Id, or an id the server assigned"),
           ...(isDocumentationPath(path)
             ? {
                 "Cache-Control": headerDoc("public, max-age=300, must-revalidate"),
-                ETag: headerDoc("Weak validator; send it back in If-None-Match to get 304"),
-                "Access-Control-Allow-Origin": headerDoc("*")
+                ETag: headerDoc("Weak validator; send it back in If-None-Match to get 304")
               }
-            : { Link: headerDoc(`RFC 8631 service description: ${SERVICE_DESC_LINK}`) })
+            : { Link: headerDoc(`RFC 8631 service description: ${SERVICE_DESC_LINK}`) }),
+          ...(isPublicPath(path)
+            ? { "Access-Control-Allow-Origin": headerDoc("* (readable from any origin, without credentials)") }
+            : {})
         }
       }
     }
@@ -134,13 +132,36 @@ const dropPlaceholderIds = (node: unknown): void => {
 /** Endpoints that answer CSV on `Accept: text/csv` beside JSON (two 200 bodies, which the generator merges). */
 const CSV_ENDPOINTS = ["/v1/oracle/history", "/v1/oracle/models/{key}/price-history"]
 
+/**
+ * The generator merges the JSON and the CSV 200 into one `anyOf` under application/json. Generated clients then type
+ * the body as "resource or string": the JSON content keeps the resource alone, and CSV is its own content.
+ */
 const documentCsvAlternatives = (doc: Json) => {
   for (const path of CSV_ENDPOINTS) {
     const ok = doc.paths?.[path]?.get?.responses?.["200"]
     if (ok === undefined) continue
+    const json = ok.content?.["application/json"]
+    if (Array.isArray(json?.schema?.anyOf)) {
+      const resources = json.schema.anyOf.filter((member: Json) => member.type !== "string")
+      if (resources.length === 1) json.schema = resources[0]
+    }
     ok.content = {
       ...ok.content,
       "text/csv": { schema: { type: "string", description: "RFC 4180 CSV with a header row, sent for Accept: text/csv" } }
+    }
+  }
+}
+
+/** Path parameters with a real value to show (and for interactive viewers to pre-fill). */
+const PARAMETER_EXAMPLES: Record<string, string> = { key: "openai/gpt-5.5" }
+
+const documentParameterExamples = (doc: Json) => {
+  for (const item of Object.values<Json>(doc.paths ?? {})) {
+    for (const operation of Object.values<Json>(item)) {
+      for (const parameter of operation.parameters ?? []) {
+        const example = PARAMETER_EXAMPLES[parameter.name]
+        if (parameter.in === "path" && example !== undefined) parameter.example = example
+      }
     }
   }
 }
@@ -151,8 +172,11 @@ const finalize = (doc: OpenApi.OpenAPISpec, publicBaseUrl: Option.Option<string>
   dropPlatformDecodeError(copy)
   pruneComponents(copy)
   documentCsvAlternatives(copy)
+  documentParameterExamples(copy)
   documentCommonHeaders(copy)
-  if (Option.isSome(publicBaseUrl)) copy.servers = [{ url: publicBaseUrl.value }]
+  // Always present: without it a client resolves paths against the document's own URL, and linters refuse the
+  // document. Relative ("/") until PUBLIC_BASE_URL names the public origin.
+  copy.servers = [{ url: Option.getOrElse(publicBaseUrl, () => "/") }]
   return copy
 }
 

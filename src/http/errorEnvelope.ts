@@ -89,12 +89,28 @@ const headersFor = (error: ApiError): Record<string, string> => {
   return {}
 }
 
+/** An error answer as plain data: status, headers (besides Content-Type: application/json) and the envelope's JSON text. */
+export interface RenderedError {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/**
+ * The one place a failure becomes an answer. Writers outside the Effect stack (the Node server's own refusals, written
+ * on the raw socket before a request exists) send exactly these bytes; `renderError` wraps them for the stack.
+ */
+export const renderErrorParts = (error: ApiError): RenderedError => {
+  const cls = error.constructor as ApiErrorClass
+  return {
+    status: errorSpec(error).status,
+    headers: { "cache-control": "no-store", ...headersFor(error) },
+    body: JSON.stringify(Schema.encodeSync(errorWire(cls))(error))
+  }
+}
+
 /** The one place a failure becomes a response. */
 export const renderError = (error: ApiError): HttpServerResponse.HttpServerResponse => {
-  const cls = error.constructor as ApiErrorClass
-  const body = Schema.encodeSync(errorWire(cls))(error)
-  return HttpServerResponse.unsafeJson(body, {
-    status: errorSpec(error).status,
-    headers: { "cache-control": "no-store", ...headersFor(error) }
-  })
+  const { body, headers, status } = renderErrorParts(error)
+  return HttpServerResponse.text(body, { status, headers, contentType: "application/json" })
 }

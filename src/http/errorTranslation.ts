@@ -17,6 +17,7 @@ import {
   type ValidationIssue
 } from "../../domain/errors.ts"
 import { renderError } from "./errorEnvelope.ts"
+import { pathOf } from "./paths.ts"
 import { REQUEST_ID_HEADER } from "./requestContext.ts"
 import type { RouteTable } from "./routeTable.ts"
 
@@ -33,12 +34,23 @@ const issuesOf = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Validat
     const path = issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment)))
     return { param: path.join("."), path, message: issue.message }
   })
-  return all.filter((issue) => !all.some((other) => isStrictPrefix(issue.path, other.path)))
+  const deepest = all.filter((issue) => !all.some((other) => isStrictPrefix(issue.path, other.path)))
+  // An optional field that failed is also reported against the union's other member ("Expected undefined"),
+  // which says nothing the real issue does not.
+  return deepest.filter(
+    (issue) => !(issue.message.startsWith("Expected undefined") && deepest.some((other) => other !== issue && other.param === issue.param))
+  )
 }
 
-const pathOf = (request: HttpServerRequest.HttpServerRequest): string => {
-  const queryAt = request.url.indexOf("?")
-  return queryAt === -1 ? request.url : request.url.slice(0, queryAt)
+/**
+ * A request no route takes: 405 with the methods the path has, or 404 when no route has the path. Also used
+ * before a body is read, so a body sent to the wrong method or path is refused for that, not for its size or type.
+ */
+export const routeMiss = (method: string, path: string, routes: RouteTable): NotFound | MethodNotAllowed => {
+  const allow = routes.methodsAt(path)
+  return allow.length === 0 || allow.includes(method)
+    ? new NotFound({ message: `No such endpoint: ${method} ${path}` })
+    : new MethodNotAllowed({ message: `${method} is not supported on ${path}; use ${allow.join(", ")}`, details: { allow } })
 }
 
 const isMalformedBody = (u: unknown): u is HttpServerError.RequestError =>
@@ -54,16 +66,7 @@ export const toApiError = (
   const failure = Cause.squash(cause)
   if (isApiError(failure)) return failure
   if (failure instanceof HttpApiError.HttpApiDecodeError) return ValidationFailed.fromIssues(issuesOf(failure))
-  if (failure instanceof HttpServerError.RouteNotFound) {
-    const path = pathOf(request)
-    const allow = routes.methodsAt(path)
-    return allow.length === 0 || allow.includes(request.method)
-      ? new NotFound({ message: `No such endpoint: ${request.method} ${path}` })
-      : new MethodNotAllowed({
-          message: `${request.method} is not supported on ${path}; use ${allow.join(", ")}`,
-          details: { allow }
-        })
-  }
+  if (failure instanceof HttpServerError.RouteNotFound) return routeMiss(request.method, pathOf(request.url), routes)
   if (isMalformedBody(failure)) {
     return new BadRequest({
       message:

@@ -1,6 +1,6 @@
 /**
- * Request bodies: JSON only, and at most the ceiling of SPEC "Limits" (4194304 bytes), both checked before
- * anything parses the body.
+ * Request bodies: only to a route that takes the method, JSON only, and at most the ceiling of SPEC "Limits"
+ * (4194304 bytes), all checked before anything parses the body.
  * A declared Content-Length over the ceiling is refused without reading a byte; a body without one is
  * counted while it streams and refused the moment it passes the ceiling. Nothing larger than the
  * ceiling is ever held in memory, and the rest of an over-long body is discarded, not buffered.
@@ -11,6 +11,9 @@ import { Effect, Stream } from "effect"
 import type * as Http from "node:http"
 import { BadRequest, PayloadTooLarge } from "../../domain/errors.ts"
 import { renderError } from "./errorEnvelope.ts"
+import { routeMiss } from "./errorTranslation.ts"
+import { pathOf } from "./paths.ts"
+import type { RouteTable } from "./routeTable.ts"
 
 export const MAX_BODY_BYTES = 4_194_304
 
@@ -117,25 +120,34 @@ const isJsonOrUnspecified = (contentType: string | undefined): boolean => {
   return mediaType === "application/json" || mediaType.endsWith("+json")
 }
 
-export const requestBody = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!carriesBody(request)) return yield* app
-    const contentType = request.headers["content-type"]
-    if (!isJsonOrUnspecified(contentType)) {
-      discardRest(NodeHttpServerRequest.toIncomingMessage(request))
-      return renderError(
-        new BadRequest({ message: `Request bodies are JSON: send Content-Type: application/json (got ${contentType}).` })
-      )
-    }
-    const source = NodeHttpServerRequest.toIncomingMessage(request)
-    const declared = Number(request.headers["content-length"] ?? "0")
-    if (declared > MAX_BODY_BYTES) {
-      discardRest(source)
-      return tooLarge()
-    }
-    const outcome = yield* Effect.either(readWithin(source, MAX_BODY_BYTES))
-    if (outcome._tag === "Left") return renderError(new BadRequest({ message: "The request body could not be read." }))
-    if (outcome.right._tag === "TooLarge") return tooLarge()
-    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, outcome.right.body))
-  }) as HttpApp.Default<E, R>
+export const requestBody =
+  (routes: RouteTable) =>
+  <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (!carriesBody(request)) return yield* app
+      // Method before body: a body sent to a path or method no route takes is refused for that (404/405), whatever
+      // its size or type, and never read.
+      const path = pathOf(request.url)
+      if (!routes.methodsAt(path).includes(request.method)) {
+        discardRest(NodeHttpServerRequest.toIncomingMessage(request))
+        return renderError(routeMiss(request.method, path, routes))
+      }
+      const contentType = request.headers["content-type"]
+      if (!isJsonOrUnspecified(contentType)) {
+        discardRest(NodeHttpServerRequest.toIncomingMessage(request))
+        return renderError(
+          new BadRequest({ message: `Request bodies are JSON: send Content-Type: application/json (got ${contentType}).` })
+        )
+      }
+      const source = NodeHttpServerRequest.toIncomingMessage(request)
+      const declared = Number(request.headers["content-length"] ?? "0")
+      if (declared > MAX_BODY_BYTES) {
+        discardRest(source)
+        return tooLarge()
+      }
+      const outcome = yield* Effect.either(readWithin(source, MAX_BODY_BYTES))
+      if (outcome._tag === "Left") return renderError(new BadRequest({ message: "The request body could not be read." }))
+      if (outcome.right._tag === "TooLarge") return tooLarge()
+      return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, outcome.right.body))
+    }) as HttpApp.Default<E, R>

@@ -3,9 +3,14 @@
  * a known path with another method (405 with Allow) from a path that does not exist (404).
  */
 import { HttpApi, type HttpApiGroup } from "@effect/platform"
+import { keyPathOf } from "./modelKeyPath.ts"
 
 export interface RouteTable {
-  /** Methods served at this path, empty when no route has this path. */
+  /**
+   * Methods served at this path, empty when no route has this path. A model key written with a plain slash counts
+   * as the one segment the pipeline rewrites it to, so checks made before that rewrite (the preflight, a body sent
+   * to the wrong method) see the route the request will reach.
+   */
   readonly methodsAt: (path: string) => ReadonlyArray<string>
   readonly routes: ReadonlyArray<{ readonly method: string; readonly path: string }>
 }
@@ -36,9 +41,11 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   return {
     routes,
     methodsAt: (path) => {
+      const keyPath = keyPathOf(path)
+      const routed = keyPath._tag === "Rewritten" ? keyPath.target : path
       const methods = new Set<string>()
       for (const route of compiled) {
-        if (route.pattern.test(path)) methods.add(route.method)
+        if (route.pattern.test(routed)) methods.add(route.method)
       }
       if (methods.has("GET")) methods.add("HEAD")
       return [...methods].sort()
