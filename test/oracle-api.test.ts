@@ -367,31 +367,4 @@ describe("stats and activity", () => {
   })
 })
 
-describe("the fast path for hot reads", () => {
-  it("answers exactly what the request stack answers", async () => {
-    for (const path of ["/v1/oracle/scu", "/v1/oracle/basket", "/v1/oracle/catalog", "/v1/oracle/models", "/v1/oracle/stats", "/v1/oracle/history?granularity=daily"]) {
-      const fast = await get(path, { "x-request-id": "fast-1" })
-      const stack = await get(path.includes("?") ? `${path}&` : `${path}?`, { "x-request-id": "fast-1" })
-      expect(fast.status, path).toBe(200)
-      expect(Buffer.from(await fast.arrayBuffer()).equals(Buffer.from(await stack.arrayBuffer())), path).toBe(true)
-      for (const header of ["content-type", "x-methodology-version", "link", "x-request-id", "cache-control"]) {
-        expect(fast.headers.get(header), `${path} ${header}`).toBe(stack.headers.get(header))
-      }
-    }
-  })
-
-  it("shares the rate-limit budget with the request stack", async () => {
-    const limited = await startTestServer({ DATABASE_URL: database.url, PRICE_DATA_DIR: priceDir })
-    try {
-      const statuses: Array<number> = []
-      for (const path of ["/v1/oracle/scu", "/v1/oracle/latest?", "/v1/oracle/scu", "/v1/oracle/baseline?", "/v1/oracle/scu", "/v1/oracle/scu"]) {
-        const response = await fetch(`${limited.baseUrl}${path}`)
-        statuses.push(response.status)
-        if (response.status === 200) expect(response.headers.get("x-ratelimit-limit")).toBe("5")
-      }
-      expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
-    } finally {
-      await limited.close()
-    }
-  }, 60_000)
-})
+// The fast path against the stack: test/fast-path.test.ts (two servers, ORACLE_FAST_PATH on and off).

@@ -7,16 +7,9 @@ import type { ModelCard } from "../domain/catalog/card.ts"
 import { buildManifest } from "../domain/index/manifest.ts"
 import { parseUsd18, type Usd18 } from "../domain/money.ts"
 import { priceAt } from "../domain/oracle/prices.ts"
-import {
-  CATALOG_LIMIT,
-  catalogView,
-  type ConfirmedRevision,
-  historyView,
-  modelsView,
-  type OracleInputs,
-  revisionAt,
-  scuAtView
-} from "../domain/oracle/views.ts"
+import type { ConfirmedRevision, OracleInputs } from "../domain/oracle/inputs.ts"
+import { historyView, revisionAt, scuAtView } from "../domain/oracle/series.ts"
+import { CATALOG_LIMIT, catalogView, modelsView } from "../domain/oracle/views.ts"
 
 const member = (modelKey: string, input: string) => ({
   modelKey,
@@ -132,5 +125,27 @@ describe("the catalog cap", () => {
     expect(view.models).toHaveLength(CATALOG_LIMIT)
     expect(view.models.map((m) => m.modelKey)).not.toContain("acme/m0")
     expect(view.models[0]!.modelKey).toBe(`acme/m${CATALOG_LIMIT + 4}`)
+  })
+})
+
+describe("context tiers in the catalog", () => {
+  const tiered = (input: "verified" | "inferred" | "promotional", output: "verified" | "inferred" | "promotional") => {
+    const base = listing("acme/a")
+    const mark = (provenance: typeof input, usd: string) => ({ usd18: parseUsd18(usd), provenance, derivedFrom: null, until: null, regular18: null })
+    return { ...base, price: { ...base.price, contextTiers: [{ fromInputTokens: 200_001, input: mark(input, "10"), output: mark(output, "30") }] } }
+  }
+  const tierOf = (l: ReturnType<typeof tiered>) => catalogView(inputs({ catalog: [l] })).models[0]!.contextTiers![0]!
+
+  it("carry ONE provenance mark, the weaker of the tier's two numbers (COMPAT.md)", () => {
+    expect(tierOf(tiered("verified", "verified"))).toEqual({
+      fromInputTokens: 200_001,
+      inputPriceUsdPerMillion: 10,
+      outputPriceUsdPerMillion: 30,
+      provenance: "verified"
+    })
+    expect(tierOf(tiered("verified", "inferred")).provenance).toBe("inferred")
+    expect(tierOf(tiered("inferred", "verified")).provenance).toBe("inferred")
+    expect(tierOf(tiered("promotional", "verified")).provenance).toBe("promotional")
+    expect(tierOf(tiered("inferred", "promotional")).provenance).toBe("promotional")
   })
 })

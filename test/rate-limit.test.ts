@@ -291,6 +291,40 @@ describe.skipIf(!(await redisReachable()))("REDIS_URL (a Redis server on 127.0.0
   })
 })
 
+describe.skipIf(!(await redisReachable()))("REDIS_URL and the oracle's hot reads", () => {
+  const prefix = `cx-test:${randomUUID()}:`
+  let server: TestServer
+
+  beforeAll(async () => {
+    server = await start({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix })
+  })
+
+  afterAll(async () => {
+    const redis = new Redis(REDIS_URL)
+    try {
+      const keys = await redis.keys(`${prefix}*`)
+      if (keys.length > 0) await redis.del(...keys)
+    } finally {
+      await redis.quit()
+    }
+  })
+
+  // The fast path may only take a decision the memory store makes synchronously; with Redis it must leave the store
+  // alone, or a hot read costs two units (one consumed by an abandoned round trip, one by the stack).
+  it("counts each hot read once", async () => {
+    for (const [n, path] of ["/v1/oracle/models", "/v1/oracle/catalog", "/v1/oracle/stats", "/v1/oracle/methodology"].entries()) {
+      const ip = `203.0.113.${40 + n}`
+      for (let i = 0; i < 5; i++) {
+        const response = await get(server, ip, path)
+        expect(response.status, `${path} #${i + 1}`).toBe(200)
+        expect(limitHeaders(response), `${path} #${i + 1}`).toMatchObject({ limit: 5, remaining: 4 - i })
+        await response.arrayBuffer()
+      }
+      await expectRefused(await get(server, ip, path))
+    }
+  })
+})
+
 describe("REDIS_URL pointing at nothing", () => {
   let server: TestServer
 

@@ -3,10 +3,16 @@
  * file, the model and the field; nothing of it is used.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { DateOrInstantParam } from "../dates.ts"
 import { parseUsd18Either, type Usd18 } from "../money.ts"
 
 export const Provenance = Schema.Literal("verified", "inferred", "promotional")
 export type Provenance = typeof Provenance.Type
+
+const MARK_STRENGTH: Record<Provenance, number> = { promotional: 0, inferred: 1, verified: 2 }
+
+/** The weaker of two marks (promotional < inferred < verified): what one figure quoting both numbers can claim. */
+export const weakerMark = (a: Provenance, b: Provenance): Provenance => (MARK_STRENGTH[a] <= MARK_STRENGTH[b] ? a : b)
 
 export const PRICE_COMPONENTS = ["input", "output", "cachedInput", "cacheWrite5m", "cacheWrite1h", "reasoningOutput"] as const
 export type PriceComponent = (typeof PRICE_COMPONENTS)[number]
@@ -28,22 +34,8 @@ export const UsdText = Schema.transformOrFail(Schema.String, Schema.BigIntFromSe
   encode: (value) => ParseResult.succeed(value.toString())
 }).annotations({ identifier: "UsdPerMillion" })
 
-const Day = /^\d{4}-\d{2}-\d{2}$/
-const Instant = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
-
-/** A date (midnight UTC) or an instant with its offset. */
-export const DateText = Schema.transformOrFail(Schema.String, Schema.DateFromSelf, {
-  strict: true,
-  decode: (text, _, ast) => {
-    const trimmed = text.trim()
-    const iso = Day.test(trimmed) ? `${trimmed}T00:00:00Z` : Instant.test(trimmed) ? trimmed : undefined
-    const date = iso === undefined ? undefined : new Date(iso)
-    return date === undefined || Number.isNaN(date.getTime()) || (Day.test(trimmed) && date.toISOString().slice(0, 10) !== trimmed)
-      ? ParseResult.fail(new ParseResult.Type(ast, text, `"${text}" is not a date (YYYY-MM-DD) or an ISO-8601 instant with offset`))
-      : ParseResult.succeed(date)
-  },
-  encode: (date) => ParseResult.succeed(date.toISOString())
-})
+/** A date (midnight UTC) or an instant with its offset, read as every date of this service is (domain/dates.ts). */
+export const DateText = Schema.compose(Schema.Trim, DateOrInstantParam)
 
 export const PositiveIntText = Schema.transformOrFail(Schema.String, Schema.Number, {
   strict: true,

@@ -3,6 +3,22 @@
  * case-insensitively. An unknown vendor, or a real model named under the wrong vendor, is a validation failure;
  * a well-formed key that names nothing is not found.
  */
+import { Schema } from "effect"
+
+/** The documented length of a model key in a path; longer keys are refused before any lookup. */
+export const MODEL_KEY_MAX_LENGTH = 200
+
+/**
+ * A model key in a path, on every route that takes one: blank (or only spaces) and over-long keys are refused (422,
+ * param `key`), whatever the route; anything else reaches the key lookup.
+ */
+export const ModelKeyParam = Schema.String.pipe(
+  Schema.filter((key) => key.trim() !== "" || "the model key is blank"),
+  Schema.filter((key) => key.length <= MODEL_KEY_MAX_LENGTH || `the model key is longer than ${MODEL_KEY_MAX_LENGTH} characters`)
+).annotations({
+  description: `\`<vendor>/<model>\` (the slash as %2F, or plain) or the bare model name; case-insensitive; 1-${MODEL_KEY_MAX_LENGTH} characters`,
+  jsonSchema: { type: "string", minLength: 1, maxLength: MODEL_KEY_MAX_LENGTH }
+})
 export type KeyResolution =
   | { readonly _tag: "Found"; readonly modelKey: string }
   | { readonly _tag: "NotFound"; readonly message: string }
@@ -24,7 +40,7 @@ export const makeKeyIndex = (vendors: Iterable<string>, modelKeys: Iterable<stri
   return {
     resolve: (raw) => {
       const key = raw.trim().toLowerCase()
-      if (key === "" || key.length > 200) return { _tag: "Invalid", message: "the model key must be 1-200 characters" }
+      if (key === "" || key.length > MODEL_KEY_MAX_LENGTH) return { _tag: "Invalid", message: `the model key must be 1-${MODEL_KEY_MAX_LENGTH} characters` }
       const slash = key.indexOf("/")
       if (slash >= 0) {
         const vendor = key.slice(0, slash)

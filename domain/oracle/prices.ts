@@ -2,12 +2,11 @@
  * A model's price at an instant and over time, by SPEC's price-at rule: the confirmed revision in force at the
  * instant attests it ('manifest'), else the catalog's temporal history answers ('catalog').
  */
-import type { PricePoint } from "../catalog/card.ts"
 import { pricePointAt } from "../catalog/governance.ts"
 import { usd18ToNumber, type Usd18 } from "../money.ts"
-import { type ConfirmedRevision, type Granularity, revisionAt } from "./views.ts"
-
-export type StoredPoint = PricePoint & { readonly observedAt: Date }
+import type { ConfirmedRevision, StoredPoint } from "./inputs.ts"
+import type { Granularity, PriceAtResponse, PriceHistoryResponse } from "./schemas.ts"
+import { bucketStarts, clampToNow, newest, revisionAt } from "./series.ts"
 
 export interface PriceAt {
   readonly source: "manifest" | "catalog"
@@ -61,13 +60,18 @@ export const priceAt = (
   }
 }
 
-const DAY_MS = 86_400_000
+/** The price-at resource: the manifest-only fields appear on manifest answers alone. */
+export const priceAtView = ({ metadataHash, methodologyVersion, revisionVersion, ...rest }: PriceAt): PriceAtResponse =>
+  rest.source === "manifest" && revisionVersion !== null && methodologyVersion !== null && metadataHash !== null
+    ? { ...rest, revisionVersion, methodologyVersion, metadataHash }
+    : rest
 
 /**
  * The model's price series. per-revision: a point at every revision's publication and every catalog price change;
  * daily/weekly: a point at each bucket start (midnight UTC; weeks from Monday), carrying the last price forward.
- * Per-revision, consecutive points with the same source and prices collapse into the first. At most `limit`
- * points, the oldest dropped. Revisions in range without a manifest are listed as unavailable.
+ * Per-revision, consecutive points with the same source and prices collapse into the first. The range runs from
+ * `from` (default: the model's first known price) to `to` clamped to now; at most `limit` points, the newest kept.
+ * Revisions in range without a manifest are listed as unavailable.
  */
 export const priceHistory = (input: {
   readonly modelKey: string
@@ -75,11 +79,13 @@ export const priceHistory = (input: {
   readonly history: ReadonlyArray<StoredPoint>
   readonly family: string | null
   readonly granularity: Granularity
-  readonly from: Date
-  readonly to: Date
+  readonly from: Date | null
+  readonly to: Date | null
   readonly limit: number
-}) => {
-  const { from, to } = input
+  readonly now: Date
+}): PriceHistoryResponse => {
+  const from = input.from ?? input.history[0]?.effectiveFrom ?? input.revisions[0]?.publishedAt ?? input.now
+  const to = clampToNow(input.to, input.now)
   let instants: Array<number>
   if (input.granularity === "per-revision") {
     instants = [
@@ -89,12 +95,7 @@ export const priceHistory = (input: {
     // The state at the start of the range, when it falls between changes.
     instants.push(from.getTime())
   } else {
-    const step = input.granularity === "daily" ? DAY_MS : 7 * DAY_MS
-    let cursor = Math.floor(from.getTime() / DAY_MS) * DAY_MS
-    if (input.granularity === "weekly") cursor -= ((new Date(cursor).getUTCDay() + 6) % 7) * DAY_MS
-    if (cursor < from.getTime()) cursor += step
-    instants = []
-    for (; cursor <= to.getTime(); cursor += step) instants.push(cursor)
+    instants = bucketStarts(input.granularity, from.getTime(), to.getTime())
   }
   const sorted = [...new Set(instants)].sort((a, b) => a - b)
   const points: Array<PriceAt> = []
@@ -111,8 +112,8 @@ export const priceHistory = (input: {
     if (input.granularity === "per-revision" && unchanged) continue
     points.push(point)
   }
-  const truncated = points.length > input.limit
-  const data = (truncated ? points.slice(points.length - input.limit) : points).map((p) => ({
+  const kept = newest(points, input.limit)
+  const data = kept.items.map((p) => ({
     date: p.date,
     inputPriceUsdPerMillion: p.inputPriceUsdPerMillion,
     outputPriceUsdPerMillion: p.outputPriceUsdPerMillion,
@@ -128,21 +129,10 @@ export const priceHistory = (input: {
     to: to.toISOString(),
     granularity: input.granularity,
     count: data.length,
-    truncated,
+    truncated: kept.truncated,
     unavailableRevisions: input.revisions
       .filter((r) => r.manifest === null && r.publishedAt >= from && r.publishedAt <= to)
       .map((r) => r.revisionVersion),
     data
   }
 }
-
-export const PRICE_HISTORY_CSV_HEADER =
-  "date,inputPriceUsdPerMillion,outputPriceUsdPerMillion,source,revisionVersion,methodologyVersion,metadataHash"
-
-export const priceHistoryCsv = (view: ReturnType<typeof priceHistory>): string =>
-  [
-    PRICE_HISTORY_CSV_HEADER,
-    ...view.data.map((p) =>
-      [p.date, p.inputPriceUsdPerMillion, p.outputPriceUsdPerMillion, p.source, p.revisionVersion ?? "", p.methodologyVersion ?? "", p.metadataHash ?? ""].join(",")
-    )
-  ].join("\r\n") + "\r\n"

@@ -3,6 +3,11 @@
  * key. It normalizes the name (version dashes to dots, bracket annotations and trailing date suffixes removed),
  * then matches the catalog, narrowed to the vendor when one is named. It reads only the name.
  */
+import { latestRevision, type OracleInputs } from "./inputs.ts"
+import { num } from "./numbers.ts"
+import type { ResolveResult } from "./schemas.ts"
+import { cacheBlock, providerOf, reasoningBlock } from "./views.ts"
+
 export type ResolveOutcome =
   | { readonly _tag: "Resolved"; readonly modelKey: string }
   | { readonly _tag: "OffBasket"; readonly normalizedKey: string }
@@ -37,5 +42,67 @@ export const makeResolver = (input: {
     const candidates = (byBare.get(name) ?? []).filter((key) => vendor === null || key.startsWith(`${vendor}/`))
     if (candidates.length >= 1) return { _tag: "Resolved", modelKey: candidates.sort()[0]! }
     return { _tag: "OffBasket", normalizedKey: vendor === null ? name : `${vendor}/${name}` }
+  }
+}
+
+/** The answer for one name; `unknownVendor` is set when the name's vendor prefix names no vendor we know. */
+export interface ResolveAnswer {
+  readonly result: ResolveResult
+  readonly unknownVendor: string | null
+}
+
+const offBasket = (name: string, resolvedKey: string, unknownVendor: string | null): ResolveAnswer => ({
+  result: {
+    inputKey: name,
+    resolvedKey,
+    family: null,
+    provider: null,
+    priceSource: "off-basket",
+    prices: null,
+    cache: null,
+    reasoning: null,
+    inBasket: false
+  },
+  unknownVendor
+})
+
+/**
+ * The resolve rule of SPEC oracle behaviour 8: a name resolved to a priced model carries the latest attested prices
+ * when the model is in the basket ('oracle-basket'), else its live catalog prices ('oracle-catalog'); marks,
+ * cache and reasoning blocks come from the live catalog. Anything else is 'off-basket' under its normalized key.
+ * In a batch an unknown vendor is one more off-basket entry; alone it is refused (the caller decides).
+ * Built once per snapshot; each call is a few map lookups.
+ */
+export const makeNameResolution = (inputs: OracleInputs): ((name: string) => ResolveAnswer) => {
+  const listings = new Map(inputs.catalog.map((l) => [l.card.id, l]))
+  const attested = new Map((latestRevision(inputs)?.manifest?.models ?? []).map((m) => [m.modelKey, m]))
+  const resolve = makeResolver({
+    vendors: new Map(inputs.providers.map((p) => [p.vendorSlug, p.key])),
+    modelKeys: listings.keys()
+  })
+  return (name) => {
+    const outcome = resolve(name)
+    if (outcome._tag === "UnknownVendor") return offBasket(name, name.trim().toLowerCase(), outcome.vendor)
+    if (outcome._tag === "OffBasket") return offBasket(name, outcome.normalizedKey, null)
+    const listing = listings.get(outcome.modelKey)!
+    const member = attested.get(outcome.modelKey)
+    return {
+      unknownVendor: null,
+      result: {
+        inputKey: name,
+        resolvedKey: outcome.modelKey,
+        family: listing.card.family,
+        provider: providerOf(inputs.providers, listing.card.providerKey),
+        priceSource: member === undefined ? "oracle-catalog" : "oracle-basket",
+        prices: {
+          inputUsdPerMillion: num(member === undefined ? listing.price.input.usd18 : BigInt(member.inputPrice)),
+          outputUsdPerMillion: num(member === undefined ? listing.price.output.usd18 : BigInt(member.outputPrice)),
+          provenance: { input: listing.price.input.provenance, output: listing.price.output.provenance }
+        },
+        cache: cacheBlock(listing.price),
+        reasoning: reasoningBlock(listing),
+        inBasket: member !== undefined
+      }
+    }
   }
 }

@@ -4,80 +4,67 @@
  * confirmed, a scan finished, a sync ran), and every few seconds from the database so replicas converge; requests
  * never recompute it.
  */
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
 import * as Fs from "node:fs"
 import { parse as parseYaml } from "yaml"
-import { SqlClient } from "@effect/sql"
-import type { ModelCard, ProviderRecord } from "../../domain/catalog/card.ts"
-import type { StoredPoint } from "../../domain/oracle/prices.ts"
 import { checkMethodologies, type MethodologyRecord } from "../../domain/oracle/methodology.ts"
-import {
-  type ActivityEvent,
-  activityEvents,
-  basketView,
-  baselineView,
-  catalogView,
-  type ConfirmedRevision,
-  historyCsv,
-  historyView,
-  latestView,
-  type LogInput,
-  modelsView,
-  type OracleInputs,
-  pricingView,
-  reconstitutionsMarkdown,
-  reconstitutionsView,
-  scuView,
-  statsView
-} from "../../domain/oracle/views.ts"
-import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
+import type { ConfirmedRevision, LogInput, OracleInputs } from "../../domain/oracle/inputs.ts"
+import { activityEvents, reconstitutionsView, statsView } from "../../domain/oracle/log.ts"
+import { buildLookups, type OracleLookups } from "../../domain/oracle/lookups.ts"
+import { historyCsv, reconstitutionsMarkdown } from "../../domain/oracle/render.ts"
 import * as S from "../../domain/oracle/schemas.ts"
-import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { historyView } from "../../domain/oracle/series.ts"
+import { basketView, baselineView, catalogView, latestView, modelsView, pricingView, scuView, type SyncState } from "../../domain/oracle/views.ts"
+import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
-import { ChainSync, type OracleHealth } from "./ChainSync.ts"
+import { ChainSync } from "./ChainSync.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
 
 const utf8 = new TextEncoder()
 
 /** Encoded through its schema, serialized and turned into bytes once per rebuild, not per request. */
-const encodeJson = <A, I>(schema: Schema.Schema<A, I>, value: unknown): Uint8Array =>
-  utf8.encode(JSON.stringify(Schema.encodeSync(schema)(value as A)))
+const encodeJson = <A, I>(schema: Schema.Schema<A, I>, value: A): Uint8Array => utf8.encode(JSON.stringify(Schema.encodeSync(schema)(value)))
+
+/** Pre-serialized response bodies, by name (src/http/hotReads.ts maps paths to them). */
+export interface SnapshotBodies {
+  /** Absent when there is no confirmed revision (the endpoint answers 204). */
+  readonly scu: Uint8Array | undefined
+  readonly basket: Uint8Array | undefined
+  readonly latest: Uint8Array | undefined
+  readonly baseline: Uint8Array | undefined
+  readonly models: Uint8Array
+  readonly catalog: Uint8Array
+  readonly pricing: Uint8Array
+  readonly reconstitutions: Uint8Array
+  readonly reconstitutionsMarkdown: Uint8Array
+  readonly methodology: Uint8Array
+  readonly historyDefault: Uint8Array
+  readonly historyDailyDefault: Uint8Array
+  readonly historyDailyCsvDefault: Uint8Array
+  readonly stats: Uint8Array
+}
+
+export type BodyName = keyof SnapshotBodies
 
 export interface Snapshot {
   readonly version: number
   readonly builtAt: Date
   readonly inputs: OracleInputs
   readonly log: ReadonlyArray<LogInput>
-  readonly health: OracleHealth
+  /** The chain sync's state when the snapshot was built (staleness is judged per request). */
+  readonly sync: SyncState
   /** The methodology in force now: the latest revision's, or the newest record before any revision. */
   readonly methodologyVersion: number
   readonly methodologies: ReadonlyArray<MethodologyRecord>
   readonly revisionsByVersion: ReadonlyMap<number, ConfirmedRevision>
   readonly manifestsByHash: ReadonlyMap<string, string>
-  readonly providers: ReadonlyArray<ProviderRecord>
-  /** Every listed model's card and full price history (latest observation per effective date). */
-  readonly histories: ReadonlyMap<string, { readonly card: ModelCard; readonly prices: ReadonlyArray<StoredPoint> }>
-  /** Pre-serialized bodies; absent when there is no confirmed revision (the endpoint answers 204). */
-  readonly bodies: {
-    readonly scu: Uint8Array | undefined
-    readonly basket: Uint8Array | undefined
-    readonly latest: Uint8Array | undefined
-    readonly baseline: Uint8Array | undefined
-    readonly models: Uint8Array
-    readonly catalog: Uint8Array
-    readonly pricing: Uint8Array
-    readonly reconstitutions: Uint8Array
-    readonly reconstitutionsMarkdown: Uint8Array
-    readonly methodology: Uint8Array
-    readonly historyDefault: Uint8Array
-    readonly historyDailyDefault: Uint8Array
-    readonly historyDailyCsvDefault: Uint8Array
-    readonly stats: Uint8Array
-  }
-  readonly activity: ReadonlyArray<ActivityEvent>
-  /** The /models entries, for lookups by key. */
-  readonly models: ReadonlyArray<ReturnType<typeof modelsView>["models"][number]>
+  /** Key, tracked-model and name lookups, built with the snapshot. */
+  readonly lookups: OracleLookups
+  readonly bodies: SnapshotBodies
+  readonly activity: ReadonlyArray<S.ActivityEvent>
 }
 
 const HISTORY_LIMIT = 10_000
@@ -118,11 +105,11 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
         const listings = (yield* catalog.catalogNow(now)).map(({ card, price }) => ({ card, price }))
         const providers = yield* catalog.providers
         const log: ReadonlyArray<LogInput> = yield* revisions.log
-        const health = yield* chainSync.health
+        const { stale: _, ...sync } = yield* chainSync.health
         const histories = new Map(
           (yield* catalog.modelsWithHistory)
             .filter((m) => m.deletedAt === null)
-            .map((m) => [m.card.id, { card: m.card, prices: m.prices }] as const)
+            .map((m) => [m.card.id, { family: m.card.family, prices: m.prices }] as const)
         )
         const inputs: OracleInputs = {
           revisions: confirmed,
@@ -145,15 +132,14 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           builtAt: now,
           inputs,
           log,
-          health,
+          sync,
           methodologyVersion,
           methodologies,
           revisionsByVersion: new Map(confirmed.map((r) => [r.revisionVersion, r])),
           manifestsByHash: new Map(
             stored.flatMap((r) => (Option.isSome(r.manifestJcs) ? [[r.metadataHash, r.manifestJcs.value] as const] : []))
           ),
-          providers,
-          histories,
+          lookups: buildLookups(inputs, models.models, histories),
           bodies: {
             scu: scu === undefined ? undefined : encodeJson(S.ScuResponse, scu),
             basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),
@@ -173,8 +159,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             historyDailyCsvDefault: utf8.encode(historyCsv(daily)),
             stats: encodeJson(S.StatsResponse, statsView(inputs, log))
           },
-          activity: activityEvents(log),
-          models: models.models
+          activity: activityEvents(log)
         } satisfies Snapshot
       })
 
@@ -202,15 +187,19 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
     })
 
     // Other replicas write to the same database: notice their changes (and the time passing for `stale`).
-    const fingerprint = sql<{ f: string }>`
+    const fingerprint = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ f: Schema.String }),
+      execute: () => sql`
       SELECT concat_ws('|',
         (SELECT count(*) FROM revisions WHERE status = 'CONFIRMED'),
         (SELECT max(updated_at) FROM revisions),
         (SELECT max(id) FROM price_scans WHERE finished_at IS NOT NULL),
         (SELECT last_sync_at FROM chain_sync WHERE id = 1),
-        (SELECT last_error_at FROM chain_sync WHERE id = 1)) AS f`.pipe(
-      Effect.map((rows) => rows[0]?.f ?? ""),
-      orDieUnlessUnavailable
+        (SELECT last_error_at FROM chain_sync WHERE id = 1)) AS f`
+    })(undefined).pipe(
+      Effect.map((row) => row.f),
+      orDieAtRepository
     )
     const lastFingerprint = yield* Ref.make("")
     yield* Effect.forkScoped(

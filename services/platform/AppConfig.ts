@@ -81,6 +81,8 @@ export const appConfig = Config.all({
   }),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   oracle: Config.all({
+    // Off: every oracle read goes through the Effect request stack (the reference behaviour; parity tests).
+    fastPath: Config.boolean("ORACLE_FAST_PATH").pipe(Config.withDefault(true)),
     priceDataDir: Config.string("PRICE_DATA_DIR").pipe(Config.withDefault(bundledDataDir)),
     priceCardUrls: urlList("PRICE_CARD_URLS"),
     scanIntervalHours: nonNegativeNumber("PRICE_SCAN_INTERVAL_HOURS", 24),

@@ -10,7 +10,7 @@
  * once a minute.
  */
 import { RateLimiter } from "@effect/experimental"
-import { Clock, Duration, Effect, Option, Ref } from "effect"
+import { Clock, Duration, Effect, Exit, Option, Ref, Runtime } from "effect"
 import { AppConfig } from "./AppConfig.ts"
 
 export interface RateLimitDecision {
@@ -165,6 +165,17 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
         }
       })
 
-    return { enabled: config.enabled, check } as const
+    // The memory store answers without I/O, so its decision can be taken synchronously (the fast path does).
+    // A shared store (Redis) cannot: running it synchronously would fork its round trip and consume a unit that
+    // nobody waits for, so it offers no synchronous decision at all.
+    const runSync = Runtime.runSyncExit(yield* Effect.runtime<never>())
+    const decideNow: ((clientKey: string) => RateLimitDecision | undefined) | undefined = sharedStore
+      ? undefined
+      : (clientKey) => {
+          const exit = runSync(check(clientKey))
+          return Exit.isSuccess(exit) ? exit.value : undefined
+        }
+
+    return { enabled: config.enabled, check, decideNow } as const
   })
 }) {}

@@ -1,40 +1,26 @@
 /**
- * The oracle's hottest reads answered straight from the snapshot's bytes, ahead of the Effect request stack
- * (which costs most of a request on these endpoints: see docs/performance.md). It serves only what it can answer
- * exactly as the stack would: a GET of a pre-serialized body (no query, or the default daily history), as JSON, with
- * a current snapshot and a rate limit decided synchronously and allowed. Everything else (a 204, a refusal, Redis-backed limits, any query)
- * falls through to the stack, which remains the reference behaviour. Headers come from the same helpers.
+ * The oracle's hot reads (src/http/hotReads.ts) answered straight from the snapshot's bytes, ahead of the Effect
+ * request stack, which costs most of a request on these endpoints (docs/performance.md). It serves only what it can
+ * answer exactly as the stack would: a GET naming a hot read, wanting JSON, with a current snapshot and, when rate
+ * limits are on, a decision the memory store took synchronously and that allows it. Everything else (a 204, a
+ * refusal, a shared Redis store, any other query, CSV) falls through to the stack, which stays the reference:
+ * `ORACLE_FAST_PATH=false` turns this off, and a test compares the two servers byte for byte (test/fast-path.test.ts).
  */
+import { Effect, LogLevel, Runtime } from "effect"
 import type * as Http from "node:http"
-import type { Snapshot } from "../../services/oracle/OracleSnapshot.ts"
-import type { TrustProxy } from "../../services/platform/AppConfig.ts"
-import type { RateLimitDecision } from "../../services/platform/RateLimits.ts"
+import { OracleSnapshot, type Snapshot } from "../../services/oracle/OracleSnapshot.ts"
+import { AppConfig, type TrustProxy } from "../../services/platform/AppConfig.ts"
+import { type RateLimitDecision, RateLimits } from "../../services/platform/RateLimits.ts"
 import { SERVICE_DESC_LINK } from "./apiDocuments.ts"
+import { PUBLIC_CORS_HEADERS } from "./cors.ts"
+import { hotReadOf, wantsCsv } from "./hotReads.ts"
 import { METHODOLOGY_HEADER } from "./methodologyHeader.ts"
 import { rateLimitHeaders } from "./rateLimit.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
 
-type BodyName = keyof Snapshot["bodies"]
-
-/** Path -> body and the extra headers SPEC fixes for it. */
-const HOT: Readonly<Record<string, { readonly body: BodyName; readonly headers?: Record<string, string> }>> = {
-  "/v1/oracle/scu": { body: "scu" },
-  "/v1/oracle/basket": { body: "basket" },
-  "/v1/oracle/latest": { body: "latest" },
-  "/v1/oracle/baseline": { body: "baseline" },
-  "/v1/oracle/models": { body: "models" },
-  "/v1/oracle/catalog": { body: "catalog", headers: { "cache-control": "public, max-age=60" } },
-  "/v1/oracle/pricing": { body: "pricing" },
-  "/v1/oracle/reconstitutions": { body: "reconstitutions" },
-  "/v1/oracle/stats": { body: "stats" },
-  "/v1/oracle/methodology": { body: "methodology" },
-  "/v1/oracle/history": { body: "historyDefault" },
-  "/v1/oracle/history?granularity=daily": { body: "historyDailyDefault" }
-}
-
 export interface FastPathDependencies {
   readonly snapshot: () => Snapshot | undefined
-  /** The rate-limit decision, or undefined when it cannot be made synchronously; null when limits are off. */
+  /** The rate-limit decision; undefined when it cannot be taken synchronously; null when limits are off. */
   readonly rateLimit: (clientKey: string) => RateLimitDecision | undefined | null
   readonly trustProxy: TrustProxy
   readonly logRequest: (fields: Record<string, string | number>) => void
@@ -45,12 +31,11 @@ export const makeFastPath =
   (deps: FastPathDependencies) =>
   (request: Http.IncomingMessage, response: Http.ServerResponse): boolean => {
     if (request.method !== "GET" || request.url === undefined) return false
-    const hot = HOT[request.url]
-    // A client asking for CSV gets it from the stack.
-    if (hot === undefined || /\btext\/csv\b/i.test(request.headers.accept ?? "")) return false
+    const hot = hotReadOf(request.url)
+    if (hot === undefined || wantsCsv(request.headers.accept)) return false
     const snapshot = deps.snapshot()
     const body = snapshot?.bodies[hot.body]
-    if (snapshot === undefined || body === undefined || !(body instanceof Uint8Array)) return false
+    if (snapshot === undefined || body === undefined) return false
     const started = performance.now()
     const clientIp = clientAddressOf(request.socket.remoteAddress, request.headers["x-forwarded-for"] as string | undefined, deps.trustProxy)
     const decision = deps.rateLimit(clientIp ?? "unknown")
@@ -63,6 +48,7 @@ export const makeFastPath =
       ...(decision === null ? {} : rateLimitHeaders(decision)),
       [METHODOLOGY_HEADER]: String(snapshot.methodologyVersion),
       link: SERVICE_DESC_LINK,
+      ...PUBLIC_CORS_HEADERS,
       [REQUEST_ID_HEADER]: requestId
     })
     response.end(body)
@@ -76,3 +62,25 @@ export const makeFastPath =
     })
     return true
   }
+
+/**
+ * The fast path of this service, sharing the snapshot and the rate-limit store with the stack and logging through the
+ * service's logger; undefined when `ORACLE_FAST_PATH` is false.
+ */
+export const makeServiceFastPath = Effect.gen(function* () {
+  const config = yield* AppConfig
+  if (!config.oracle.fastPath) return undefined
+  const snapshot = yield* OracleSnapshot
+  const limits = yield* RateLimits
+  const runSyncExit = Runtime.runSyncExit(yield* Effect.runtime<never>())
+  const decideNow = limits.decideNow
+  return makeFastPath({
+    snapshot: snapshot.peek,
+    trustProxy: config.trustProxy,
+    rateLimit: !limits.enabled ? () => null : decideNow === undefined ? () => undefined : decideNow,
+    // Only pay for the log line when it will be written.
+    logRequest: LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
+      ? (fields) => void runSyncExit(Effect.logInfo("request").pipe(Effect.annotateLogs(fields)))
+      : () => {}
+  })
+})

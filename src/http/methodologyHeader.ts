@@ -4,16 +4,15 @@
  */
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { isOraclePath, pathOf } from "./paths.ts"
 
 export const METHODOLOGY_HEADER = "x-methodology-version"
-
-const isOraclePath = (url: string) => url.startsWith("/v1/oracle/")
 
 export const methodologyHeader =
   (activeVersion: Effect.Effect<number>) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      if (!isOraclePath(request.url)) return app
+      if (!isOraclePath(pathOf(request.url))) return app
       return Effect.flatMap(activeVersion, (version) =>
         Effect.zipRight(
           HttpApp.appendPreResponseHandler((_request, response) =>

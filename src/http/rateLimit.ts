@@ -10,8 +10,7 @@ import { Effect, Option } from "effect"
 import { RateLimited } from "../../domain/errors.ts"
 import type { RateLimitDecision, RateLimits } from "../../services/platform/RateLimits.ts"
 import { renderError } from "./errorEnvelope.ts"
-
-export const ORACLE_PATH_PREFIX = "/v1/oracle/"
+import { isOraclePath, pathOf } from "./paths.ts"
 
 export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({
   "x-ratelimit-limit": String(decision.limit),
@@ -25,8 +24,7 @@ export const oracleRateLimit =
     Effect.gen(function* () {
       if (!limits.enabled) return yield* app
       const request = yield* HttpServerRequest.HttpServerRequest
-      const path = request.url.split("?")[0] ?? request.url
-      if (!path.startsWith(ORACLE_PATH_PREFIX)) return yield* app
+      if (!isOraclePath(pathOf(request.url))) return yield* app
 
       const decision = yield* limits.check(Option.getOrElse(request.remoteAddress, () => "unknown"))
       const headers = rateLimitHeaders(decision)

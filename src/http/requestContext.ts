@@ -8,6 +8,7 @@ import { Cause, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Net from "node:net"
 import type { TrustProxy } from "../../services/platform/AppConfig.ts"
+import { pathOf } from "./paths.ts"
 
 export const REQUEST_ID_HEADER = "x-request-id"
 
@@ -54,7 +55,7 @@ export const requestContext =
         ...(clientAddress === undefined ? {} : { remoteAddress: clientAddress })
       })
       const started = performance.now()
-      const path = request.url.split("?")[0] ?? request.url
+      const path = pathOf(request.url)
       yield* HttpApp.appendPreResponseHandler((_request, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId))
       )

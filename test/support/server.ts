@@ -2,12 +2,13 @@
  * A real server on a real loopback socket for HTTP suites: the product's own layers (ProbeApi adds
  * test-only routes), configured through the same Config module as `npm start`.
  */
-import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { makeMainLayer } from "../../layers/Main.ts"
+import { startLayer } from "./harness.ts"
 import { ProbeApi, ProbeHandlers } from "./probeApi.ts"
 
 export interface TestServer {
@@ -26,33 +27,51 @@ export const freePort = (): Promise<number> =>
     })
   })
 
-export const startTestServer = async (env: Record<string, string>): Promise<TestServer> => {
+/**
+ * A clock that always reads `at` (sleeps still take real time): two servers pinned to the same instant build
+ * byte-identical snapshots from the same data, so their answers can be compared byte for byte.
+ */
+export const frozenClock = (at: Date): Clock.Clock => {
+  const real = Clock.make()
+  const millis = at.getTime()
+  const nanos = BigInt(millis) * 1_000_000n
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => millis,
+    unsafeCurrentTimeNanos: () => nanos,
+    currentTimeMillis: Effect.succeed(millis),
+    currentTimeNanos: Effect.succeed(nanos),
+    sleep: (duration) => real.sleep(duration)
+  }
+}
+
+export interface TestServerOptions {
+  /** Pins the service's clock to this instant. */
+  readonly frozenAt?: Date
+}
+
+export const startTestServer = async (env: Record<string, string>, options: TestServerOptions = {}): Promise<TestServer> => {
   const port = await freePort()
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-server-"))
-  const provider = ConfigProvider.fromMap(
-    new Map(
-      Object.entries({
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        LOG_LEVEL: "WARN",
-        LOG_FORMAT: "json",
-        DATA_DIR: dataDir,
-        EMBEDDED_CHAIN_PORT: String(await freePort()),
-        // Suites that test the scan, the sync or the replay start them themselves.
-        PRICE_SCAN_INTERVAL_HOURS: "0",
-        CHAIN_SYNC_INTERVAL_SECONDS: "0",
-        ...env
-      })
-    )
-  )
-  const layer = makeMainLayer(ProbeApi, ProbeHandlers).pipe(Layer.provide(Layer.setConfigProvider(provider)))
-  const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Layer.buildWithScope(layer, scope))
+  const main = makeMainLayer(ProbeApi, ProbeHandlers)
+  const layer = options.frozenAt === undefined ? main : main.pipe(Layer.provide(Layer.setClock(frozenClock(options.frozenAt))))
+  const started = await startLayer(layer, {
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    LOG_LEVEL: "WARN",
+    LOG_FORMAT: "json",
+    DATA_DIR: dataDir,
+    EMBEDDED_CHAIN_PORT: String(await freePort()),
+    // Suites that test the scan, the sync or the replay start them themselves.
+    PRICE_SCAN_INTERVAL_HOURS: "0",
+    CHAIN_SYNC_INTERVAL_SECONDS: "0",
+    ...env
+  })
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     close: async () => {
-      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await started.close()
       Fs.rmSync(dataDir, { recursive: true, force: true })
     }
   }

@@ -1,0 +1,56 @@
+/**
+ * What the oracle's public reads are computed from: confirmed revisions, the live catalog and the reconstitution
+ * log, as the snapshot service loads them. Pure data; the views, series and renderers shape it.
+ */
+import type { ModelCard, PricePoint, ProviderRecord } from "../catalog/card.ts"
+import type { Manifest } from "../index/manifest.ts"
+import type { Usd18 } from "../money.ts"
+
+export interface ConfirmedRevision {
+  readonly revisionVersion: number
+  readonly methodologyVersion: number
+  readonly scuUsd18: Usd18
+  readonly contentHash: string
+  readonly metadataHash: string
+  readonly manifest: Manifest | null
+  readonly publishedAt: Date
+  readonly publishedBlock: bigint
+  readonly confirmedAt: Date
+  readonly txHash: string
+}
+
+/** A catalog price entry as recorded: the vendor's numbers and when we observed them. */
+export type StoredPoint = PricePoint & { readonly observedAt: Date }
+
+export interface CatalogListing {
+  readonly card: ModelCard
+  readonly price: StoredPoint
+}
+
+export interface OracleInputs {
+  readonly revisions: ReadonlyArray<ConfirmedRevision>
+  readonly catalog: ReadonlyArray<CatalogListing>
+  readonly providers: ReadonlyArray<ProviderRecord>
+  readonly pegUsd18: Usd18
+  /** Models the exchange can route today (none until the exchange is built). */
+  readonly routable: ReadonlySet<string>
+  readonly now: Date
+}
+
+export type ChangeType = "ModelAdded" | "ModelRemoved" | "PriceChanged"
+
+/** One entry of the reconstitution log, as stored with its revision. */
+export interface LogInput {
+  readonly id: string
+  readonly revisionVersion: number
+  readonly previousVersion: number | null
+  readonly publishedAt: Date
+  readonly methodologyVersion: number
+  readonly summary: string
+  readonly scuBeforeUsd18: bigint | null
+  readonly scuAfterUsd18: bigint
+  readonly changes: ReadonlyArray<{ readonly type: ChangeType; readonly modelKey: string; readonly description: string }>
+  readonly txHash: string
+}
+
+export const latestRevision = (inputs: OracleInputs): ConfirmedRevision | undefined => inputs.revisions[inputs.revisions.length - 1]

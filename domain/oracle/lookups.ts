@@ -1,0 +1,71 @@
+/**
+ * Everything a keyed oracle read looks up, built once per snapshot rather than per request: which model a path key
+ * names (SPEC oracle behaviour 1) among the basket members and ex-members (`/models/{key}`) or among every model the
+ * oracle tracks (`price-at`, `price-history`: in the catalog now, or in any manifest), with the family and price
+ * history those reads need, and the name resolution of `/resolve`.
+ */
+import type { ConfirmedRevision, OracleInputs, StoredPoint } from "./inputs.ts"
+import { makeKeyIndex } from "./keys.ts"
+import { makeNameResolution, type ResolveAnswer } from "./resolve.ts"
+import type { ModelEntry } from "./schemas.ts"
+
+export interface TrackedModel {
+  readonly modelKey: string
+  /** The family of its most recent basket appearance, else its catalog family. */
+  readonly family: string | null
+  readonly history: ReadonlyArray<StoredPoint>
+  /** Whether any confirmed manifest attests it. */
+  readonly everAttested: boolean
+}
+
+/** What a path key named: the thing, a refusal of the key itself (422), or nothing (404). */
+export type Lookup<A> =
+  | { readonly _tag: "Found"; readonly value: A }
+  | { readonly _tag: "Invalid"; readonly message: string }
+  | { readonly _tag: "NotFound"; readonly message: string }
+
+export interface OracleLookups {
+  readonly model: (key: string) => Lookup<ModelEntry>
+  readonly tracked: (key: string) => Lookup<TrackedModel>
+  readonly resolveName: (name: string) => ResolveAnswer
+}
+
+export const buildLookups = (
+  inputs: OracleInputs,
+  models: ReadonlyArray<ModelEntry>,
+  histories: ReadonlyMap<string, { readonly family: string; readonly prices: ReadonlyArray<StoredPoint> }>
+): OracleLookups => {
+  const vendors = inputs.providers.map((p) => p.vendorSlug)
+  const catalogKeys = inputs.catalog.map((l) => l.card.id)
+  const entries = new Map(models.map((m) => [m.id, m]))
+  const modelIndex = makeKeyIndex(vendors, entries.keys(), catalogKeys)
+
+  // The latest manifest naming each model decides its family.
+  const lastAttestation = new Map<string, ConfirmedRevision>()
+  for (const revision of inputs.revisions) for (const m of revision.manifest?.models ?? []) lastAttestation.set(m.modelKey, revision)
+  const trackedKeys = new Set([...histories.keys(), ...lastAttestation.keys()])
+  const trackedIndex = makeKeyIndex(vendors, trackedKeys)
+  const trackedModel = (modelKey: string): TrackedModel => {
+    const attested = lastAttestation.get(modelKey)?.manifest?.models.find((m) => m.modelKey === modelKey)
+    return {
+      modelKey,
+      family: attested?.family ?? histories.get(modelKey)?.family ?? null,
+      history: histories.get(modelKey)?.prices ?? [],
+      everAttested: attested !== undefined
+    }
+  }
+  const tracked = new Map([...trackedKeys].map((key) => [key, trackedModel(key)]))
+
+  const lookupIn =
+    <A>(index: ReturnType<typeof makeKeyIndex>, values: ReadonlyMap<string, A>) =>
+    (key: string): Lookup<A> => {
+      const found = index.resolve(key)
+      return found._tag === "Found" ? { _tag: "Found", value: values.get(found.modelKey)! } : found
+    }
+
+  return {
+    model: lookupIn(modelIndex, entries),
+    tracked: lookupIn(trackedIndex, tracked),
+    resolveName: makeNameResolution(inputs)
+  }
+}

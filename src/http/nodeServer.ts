@@ -1,0 +1,43 @@
+/**
+ * The Node HTTP server the API is served on. Each request meets, in order: the request-head limits (414/431 in the
+ * envelope), the oracle's fast path, then the Effect stack; what Node's own parser refuses is answered in the
+ * envelope too. On shutdown it stops accepting, lets in-flight requests finish, and after SHUTDOWN_TIMEOUT_MS cuts
+ * whatever connections remain.
+ */
+import { Effect } from "effect"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { AppConfig } from "../../services/platform/AppConfig.ts"
+import { guardRequestHead, installClientErrorHandler, SERVER_OPTIONS } from "./clientLimits.ts"
+import { makeServiceFastPath } from "./fastPath.ts"
+
+export const makeNodeServer = Effect.gen(function* () {
+  const config = yield* AppConfig
+  const server: Server = createServer({ ...SERVER_OPTIONS, keepAliveTimeout: 5_000 })
+  installClientErrorHandler(server)
+  const fastPath = yield* makeServiceFastPath
+  // Ahead of the stack's own "request" listener: a request answered here never reaches it.
+  const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
+  server.emit = ((event: string, ...args: Array<unknown>) => {
+    if (event === "request") {
+      const request = args[0] as IncomingMessage
+      const response = args[1] as ServerResponse
+      if (guardRequestHead(request, response) || (fastPath !== undefined && fastPath(request, response))) return true
+    }
+    return emit(event, ...args)
+  }) as typeof server.emit
+  // Keep-alive connections would hold server.close() open: close each as soon as it falls idle
+  // (once its in-flight response is sent), and cut any left when the timeout runs out.
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      const sweep = setInterval(() => server.closeIdleConnections(), 50)
+      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs)
+      sweep.unref()
+      deadline.unref()
+      server.once("close", () => {
+        clearInterval(sweep)
+        clearTimeout(deadline)
+      })
+    })
+  )
+  return server
+})

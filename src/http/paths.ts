@@ -1,0 +1,13 @@
+/**
+ * Request targets: the path without its query, and which part of the API a path belongs to.
+ */
+
+/** The path of a request target, without the query. */
+export const pathOf = (target: string): string => {
+  const queryAt = target.indexOf("?")
+  return queryAt === -1 ? target : target.slice(0, queryAt)
+}
+
+export const ORACLE_PATH_PREFIX = "/v1/oracle/"
+
+export const isOraclePath = (path: string): boolean => path.startsWith(ORACLE_PATH_PREFIX)
