@@ -4,9 +4,11 @@
  */
 import { ConfigError, Effect, Layer, Option, Redacted } from "effect"
 import type { Hex } from "viem"
-import { acquireEmbeddedChain, EmbeddedChainTag } from "../services/chain/EmbeddedChain.ts"
+import { AnvilPortInUse } from "../services/chain/anvil.ts"
+import { acquireEmbeddedChain, EmbeddedChainTag, ForeignEmbeddedChain } from "../services/chain/EmbeddedChain.ts"
 import { ChainEndpointTag, Registry } from "../services/chain/Registry.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
+import { embeddedChainPortInUse, StartupFailure } from "../services/platform/Startup.ts"
 
 const ChainEndpointLive = Layer.unwrapScoped(
   Effect.gen(function* () {
@@ -36,7 +38,13 @@ const ChainEndpointLive = Layer.unwrapScoped(
       )
     }
     const embedded = yield* acquireEmbeddedChain({ dataDir: config.dataDir, port: chain.embeddedPort, chainId: chain.chainId }).pipe(
-      Effect.mapError((error) => ConfigError.InvalidData(["EMBEDDED_CHAIN_PORT"], `the embedded chain did not start: ${error}`))
+      Effect.mapError((error) =>
+        error instanceof AnvilPortInUse
+          ? embeddedChainPortInUse(chain.embeddedPort)
+          : error instanceof ForeignEmbeddedChain
+            ? new StartupFailure({ message: error.message })
+            : new StartupFailure({ message: `the embedded chain did not start: ${error.message}` })
+      )
     )
     return Layer.mergeAll(
       Layer.succeed(ChainEndpointTag, embedded.endpoint),

@@ -6,7 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { cleanEnv, type ServiceProcess, startProcess } from "./support/process.ts"
+import { cleanEnv, type LogRecord, logRecords, type ServiceProcess, startProcess } from "./support/process.ts"
 import { freePort } from "./support/server.ts"
 
 const started: Array<ServiceProcess> = []
@@ -41,6 +41,10 @@ const until200 = async (url: string, timeoutMs: number, since: number): Promise<
   }
 }
 
+/** The service's `ready` lines: there must be exactly one per start. */
+const readyLines = (service: ServiceProcess): Array<LogRecord> =>
+  logRecords(service.output()).filter((record) => String(record.message).startsWith("ready at "))
+
 describe("npm start on embedded defaults", () => {
   it("serves /openapi.json within 30 seconds on an empty DATA_DIR, stops cleanly, and restarts on it", async () => {
     const dataDir = emptyDataDir()
@@ -49,7 +53,8 @@ describe("npm start on embedded defaults", () => {
     const env = cleanEnv({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(chainPort), LOG_FORMAT: "json" })
 
     const since = Date.now()
-    const first = track(startProcess("npm", ["start", "--silent"], env))
+    // At debug level, to see the replay's per-revision detail beside its few INFO lines.
+    const first = track(startProcess("npm", ["start", "--silent"], { ...env, LOG_LEVEL: "debug" }))
     const firstStartMs = await until200(`http://127.0.0.1:${port}/openapi.json`, 30_000, since)
     console.log(`[startup] first start on an empty DATA_DIR served /openapi.json after ${firstStartMs} ms`)
     expect(firstStartMs).toBeLessThan(30_000)
@@ -63,7 +68,36 @@ describe("npm start on embedded defaults", () => {
     const published = Number(/history replayed: (\d+)/.exec(replayed)![1])
     console.log(`[startup] history replay published ${published} revisions after ${Date.now() - since} ms`)
     expect(published).toBeGreaterThanOrEqual(5)
-    expect(first.output()).toMatch(/replay 1\/\d+: revision 1 at 2025-06-17T00:00:00.000Z: Genesis basket/)
+    const replayLines = logRecords(first.output()).filter((record) => record.annotations.job === "history-replay")
+    const replayInfo = replayLines.filter((record) => record.logLevel === "INFO").map((record) => String(record.message))
+    expect(replayInfo.length, replayInfo.join("\n")).toBeLessThanOrEqual(15)
+    expect(replayInfo).toContainEqual(expect.stringMatching(/^replaying index history: 50% \(\d+\/\d+ instants, \d+ revisions\)$/))
+    const replayDebug = replayLines.filter((record) => record.logLevel === "DEBUG").map((record) => String(record.message))
+    expect(replayDebug).toContainEqual(expect.stringMatching(/^replay 1\/\d+: revision 1 at 2025-06-17T00:00:00.000Z: Genesis basket/))
+    expect(replayDebug).toContain(`revision ${published} confirmed`)
+
+    // Ready once the replay is done, and said once, with where to go next.
+    await first.waitForLog(/"ready at /, 30_000)
+    const [ready, ...moreReady] = readyLines(first)
+    expect(moreReady).toEqual([])
+    const url = `http://127.0.0.1:${port}`
+    expect(ready!.message).toBe(`ready at ${url}`)
+    expect(ready!.logLevel).toBe("INFO")
+    expect(ready!.annotations).toEqual({ url, docsUrl: `${url}/v1/docs`, revisionsConfirmed: published, seconds: expect.any(Number) })
+    const seconds = ready!.annotations.seconds as number
+    expect(Math.round(seconds * 10) / 10).toBe(seconds)
+    expect(seconds).toBeGreaterThan(0)
+    const lines = first.output().split("\n")
+    expect(lines.findIndex((line) => line.includes('"ready at '))).toBeGreaterThan(
+      lines.findIndex((line) => line.includes("history replayed:"))
+    )
+
+    // `/` leads to the documentation.
+    const root = await fetch(`${url}/`, { redirect: "manual" })
+    expect(root.status).toBe(302)
+    expect(root.headers.get("location")).toBe("/v1/docs")
+    expect(await root.text()).toContain("/v1/docs")
+    expect((await fetch(`${url}/`)).url).toBe(`${url}/v1/docs`)
 
     // The CLI will not open the embedded database while the service has it.
     const cli = (command: string) =>
@@ -90,6 +124,8 @@ describe("npm start on embedded defaults", () => {
     expect(second.output()).toMatch(/database schema is current/)
     expect(second.output()).toMatch(/"fresh":false/)
     expect(second.output()).not.toMatch(/replaying index history/)
+    await second.waitForLog(/"ready at /, 30_000)
+    expect(readyLines(second).map((record) => record.annotations.revisionsConfirmed)).toEqual([published])
     expect(await second.stop("SIGINT")).toBe(0)
   }, 180_000)
 })
@@ -104,7 +140,9 @@ describe("graceful shutdown", () => {
         cleanEnv({ PORT: String(port), DATA_DIR: emptyDataDir(), EMBEDDED_CHAIN_PORT: String(await freePort()), PRICE_SCAN_INTERVAL_HOURS: "0" })
       )
     )
-    await service.waitForLog(/listening on/, 30_000)
+    // Not "listening on": the socket is bound before the API's handler is attached, and a request sent in between
+    // is never answered. `ready` comes after both.
+    await service.waitForLog(/"ready at /, 30_000)
 
     const inFlight = fetch(`http://127.0.0.1:${port}/test/slow?ms=1500`)
     await new Promise((resolve) => setTimeout(resolve, 300))

@@ -3,7 +3,7 @@
  * DATA_DIR/chain, the registry deployed on the first run. Its state is written to disk after every confirmed
  * publish, so a CONFIRMED revision can never lose its block to a crash.
  */
-import { Context, Effect, Option, Redacted } from "effect"
+import { Context, Data, Effect, Option, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { gunzipSync } from "node:zlib"
@@ -11,7 +11,7 @@ import { type Account, type Chain, createPublicClient, createWalletClient, type 
 import { privateKeyToAccount } from "viem/accounts"
 import { defineChain } from "viem/utils"
 import { startAnvil } from "./anvil.ts"
-import { deployRegistry, type Deployment } from "./deploy.ts"
+import { deployRegistry, type Deployment, registryCodeMismatch } from "./deploy.ts"
 import type { ChainEndpoint } from "./Registry.ts"
 
 /** The index's genesis: 2025-06-17T00:00:00Z. */
@@ -42,6 +42,59 @@ const writeAtomically = (file: string, contents: string | Buffer) => {
   Fs.writeFileSync(temporary, contents)
   Fs.renameSync(temporary, file)
 }
+
+/** DATA_DIR/chain/deployment.json: where the first start deployed the registry. */
+interface SavedDeployment {
+  readonly registryAddress: Hex
+  readonly implementationAddress: Hex
+  readonly deployedBlock: string
+}
+
+/** The saved chain is not this service's, or not as it was left; the service must not write to it. */
+export class ForeignEmbeddedChain extends Data.TaggedError("ForeignEmbeddedChain")<{ readonly message: string }> {}
+
+/**
+ * The chain id the registry's deployment was signed for. anvil takes its chain id from the command line, not from
+ * the state it loads, so a changed CHAIN_ID shows only in the transactions already on the chain.
+ */
+const deploymentChainId = (client: PublicClient, deployedBlock: bigint) =>
+  Effect.tryPromise(() => client.getBlock({ blockNumber: deployedBlock, includeTransactions: true })).pipe(
+    Effect.map((block) => Option.fromNullable(block.transactions.find((tx) => tx.chainId !== undefined)?.chainId)),
+    Effect.orElseSucceed(() => Option.none<number>())
+  )
+
+/**
+ * Refuses a saved DATA_DIR/chain whose chain is not the one its deployment.json was written on: another CHAIN_ID, a
+ * state file lost or replaced (no registry at the saved address), or code there that is not our registry.
+ */
+const checkOwnChain = (
+  client: PublicClient,
+  options: { readonly dir: string; readonly statePath: string; readonly chainId: number; readonly saved: SavedDeployment }
+) =>
+  Effect.gen(function* () {
+    const where = `DATA_DIR/chain (${options.dir})`
+    const refuse = (reason: string, remedy: string) =>
+      Effect.fail(new ForeignEmbeddedChain({ message: `${where} is not this service's chain as it was left: ${reason}; ${remedy}` }))
+    const createdOn = yield* deploymentChainId(client, BigInt(options.saved.deployedBlock))
+    if (Option.isSome(createdOn) && createdOn.value !== options.chainId) {
+      return yield* refuse(
+        `it was created with CHAIN_ID ${createdOn.value} and CHAIN_ID is now ${options.chainId}`,
+        `set CHAIN_ID=${createdOn.value}, or use an empty DATA_DIR for a new chain`
+      )
+    }
+    const mismatch = yield* Effect.tryPromise({
+      try: () => registryCodeMismatch(client, options.saved.registryAddress),
+      catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+    })
+    if (mismatch !== undefined) {
+      return yield* refuse(
+        `deployment.json records the registry at ${options.saved.registryAddress}, but ${mismatch}`,
+        Fs.existsSync(options.statePath)
+          ? "restore the state.json saved with that deployment.json, or use an empty DATA_DIR for a new chain"
+          : "its state.json is missing: restore it, or use an empty DATA_DIR for a new chain"
+      )
+    }
+  })
 
 export const acquireEmbeddedChain = (options: { readonly dataDir: string; readonly port: number; readonly chainId: number }) =>
   Effect.gen(function* () {
@@ -83,13 +136,15 @@ export const acquireEmbeddedChain = (options: { readonly dataDir: string; readon
     )
 
     const saved = Fs.existsSync(deploymentPath)
-      ? Option.some(JSON.parse(Fs.readFileSync(deploymentPath, "utf8")) as { registryAddress: Hex; implementationAddress: Hex; deployedBlock: string })
+      ? Option.some(JSON.parse(Fs.readFileSync(deploymentPath, "utf8")) as SavedDeployment)
       : Option.none()
-    const codeAt = (address: Hex) => Effect.promise(() => client.getCode({ address }))
     let deployment: Deployment
-    if (Option.isSome(saved) && ((yield* codeAt(saved.value.registryAddress)) ?? "0x") !== "0x") {
+    if (Option.isSome(saved)) {
+      // A saved deployment is only reattached when the chain is still the one it was made on.
+      yield* checkOwnChain(client, { dir, statePath, chainId: options.chainId, saved: saved.value })
       deployment = { ...saved.value, deployedBlock: BigInt(saved.value.deployedBlock) }
     } else {
+      // No deployment yet: a new DATA_DIR, or one whose first start stopped before the registry was deployed.
       deployment = yield* Effect.tryPromise({
         try: () => deployRegistry(client, wallet, { admin: account.address, publisher: account.address }),
         catch: (error) => (error instanceof Error ? error : new Error(String(error)))

@@ -1,11 +1,12 @@
 /**
  * A local EVM node: the anvil binary shipped in an npm package, run as a child process on loopback.
  */
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
+import { bindError } from "../platform/Startup.ts"
 
 export interface AnvilOptions {
   readonly port: number
@@ -22,6 +23,11 @@ export interface AnvilNode {
   readonly process: ChildProcess
 }
 
+/** Another process listens on the port anvil was to use. */
+export class AnvilPortInUse extends Data.TaggedError("AnvilPortInUse")<{ readonly port: number; readonly message: string }> {}
+
+const portInUse = (port: number) => new AnvilPortInUse({ port, message: `port ${port} is already in use by another process` })
+
 /** The anvil binary: from its npm package, else on PATH. */
 export const anvilBinary = (): string => {
   try {
@@ -34,12 +40,12 @@ export const anvilBinary = (): string => {
   return "anvil"
 }
 
-const rpcAnswers = async (rpcUrl: string): Promise<boolean> => {
+const rpc = async (rpcUrl: string, method: string, params: ReadonlyArray<unknown>): Promise<boolean> => {
   try {
     const response = await fetch(rpcUrl, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
       signal: AbortSignal.timeout(500)
     })
     return response.ok
@@ -48,35 +54,61 @@ const rpcAnswers = async (rpcUrl: string): Promise<boolean> => {
   }
 }
 
+const START_TIMEOUT_MS = 15_000
+
+/**
+ * Spawns anvil and resolves once it listens. Readiness is anvil's own "Listening on" line, not an answer on the
+ * port: something else answering there would otherwise pass for our node (anvil fails to bind, exits, and a
+ * stranger gets the registry deployed on it).
+ */
+const spawnAnvil = async (options: AnvilOptions): Promise<AnvilNode> => {
+  if ((await bindError("127.0.0.1", options.port))?.code === "EADDRINUSE") throw portInUse(options.port)
+  const args = [
+    "--host", "127.0.0.1",
+    "--port", String(options.port),
+    "--chain-id", String(options.chainId),
+    "--accounts", String(options.accounts ?? 3)
+  ]
+  if (options.statePath !== undefined) args.push("--state", options.statePath)
+  if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] })
+  const rpcUrl = `http://127.0.0.1:${options.port}`
+  const listeningLine = `Listening on 127.0.0.1:${options.port}`
+  let stdout = ""
+  let stderr = ""
+  let listening = false
+  // The banner (development keys of no value) and request traces are read and dropped; the pipe must keep draining.
+  child.stdout!.on("data", (data: Buffer) => {
+    if (listening) return
+    stdout += data.toString("utf8")
+    listening = stdout.includes(listeningLine)
+  })
+  child.stderr!.on("data", (data: Buffer) => (stderr += data.toString("utf8")))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      if (/address already in use/i.test(stderr)) throw portInUse(options.port)
+      throw new Error(`anvil exited with ${child.exitCode ?? child.signalCode}: ${stderr.trim()}`)
+    }
+    if (listening && (await rpc(rpcUrl, "eth_chainId", []))) break
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL")
+      await exited
+      throw new Error(`anvil did not answer on ${rpcUrl} within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim()}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  // Request traces would only be piped and dropped: a replay makes thousands of calls.
+  await rpc(rpcUrl, "anvil_setLoggingEnabled", [false])
+  return { rpcUrl, process: child }
+}
+
 /** Starts anvil for the lifetime of the scope; on close it is stopped with SIGTERM (so it saves its state). */
 export const startAnvil = (options: AnvilOptions) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: async () => {
-        const args = [
-          "--host", "127.0.0.1",
-          "--port", String(options.port),
-          "--chain-id", String(options.chainId),
-          "--accounts", String(options.accounts ?? 3),
-          "--silent"
-        ]
-        if (options.statePath !== undefined) args.push("--state", options.statePath)
-        if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
-        const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] })
-        let stderr = ""
-        child.stderr!.on("data", (data: Buffer) => (stderr += data.toString("utf8")))
-        const rpcUrl = `http://127.0.0.1:${options.port}`
-        const deadline = Date.now() + 15_000
-        for (;;) {
-          if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode}: ${stderr.trim()}`)
-          if (await rpcAnswers(rpcUrl)) return { rpcUrl, process: child } satisfies AnvilNode
-          if (Date.now() > deadline) {
-            child.kill("SIGKILL")
-            throw new Error(`anvil did not answer on ${rpcUrl} within 15 s: ${stderr.trim()}`)
-          }
-          await new Promise((resolve) => setTimeout(resolve, 50))
-        }
-      },
+      try: () => spawnAnvil(options),
       catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
     }),
     (node) =>

@@ -4,12 +4,29 @@
  * after the latest confirmed revision, so an interrupted replay finishes on the next start, and a completed one
  * is never run again.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, FiberRef, HashSet, Logger, LogLevel, Option } from "effect"
 import { basketChangeInstants } from "../../domain/catalog/governance.ts"
 import { EmbeddedChainTag, GENESIS } from "../chain/EmbeddedChain.ts"
 import { BasketGovernance } from "./BasketGovernance.ts"
 import { Publisher } from "./Publisher.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
+
+/**
+ * Runs `effect` with its INFO lines written as DEBUG: the publisher logs each revision's draft, broadcast and
+ * confirmation at INFO, which is right for a live publish and hundreds of lines for a replay. Lines demoted below
+ * the configured LOG_LEVEL are dropped, as the runtime would have dropped them.
+ */
+const infoAsDebug = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+    Effect.locallyWith(effect, FiberRef.currentLoggers, (loggers) =>
+      HashSet.map(loggers, (logger) =>
+        Logger.make<unknown, void>((options) => {
+          const logLevel = options.logLevel._tag === "Info" ? LogLevel.Debug : options.logLevel
+          if (LogLevel.greaterThanEqual(logLevel, minimum)) logger.log({ ...options, logLevel })
+        })
+      )
+    )
+  )
 
 export class HistoryReplay extends Effect.Service<HistoryReplay>()("HistoryReplay", {
   effect: Effect.gen(function* () {
@@ -35,12 +52,21 @@ export class HistoryReplay extends Effect.Service<HistoryReplay>()("HistoryRepla
         yield* Effect.logInfo(`replaying index history: ${pending.length} instants from ${pending[0]!.toISOString().slice(0, 10)}`)
       }
       let published = 0
+      let reportedTenths = 0
       for (const [index, at] of pending.entries()) {
-        const revision = yield* publisher.publishIfChanged({ asOf: at, at, liveness: { _tag: "AllSeen" } })
+        const revision = yield* infoAsDebug(publisher.publishIfChanged({ asOf: at, at, liveness: { _tag: "AllSeen" } }))
         if (Option.isSome(revision)) {
           published++
-          yield* Effect.logInfo(
+          yield* Effect.logDebug(
             `replay ${index + 1}/${pending.length}: revision ${revision.value.revisionVersion} at ${at.toISOString()}: ${revision.value.summary}`
+          )
+        }
+        // Progress at INFO about every 10%; the per-revision detail above is DEBUG (hundreds of lines on a first start).
+        const tenths = Math.floor(((index + 1) * 10) / pending.length)
+        if (tenths > reportedTenths && index + 1 < pending.length) {
+          reportedTenths = tenths
+          yield* Effect.logInfo(
+            `replaying index history: ${tenths * 10}% (${index + 1}/${pending.length} instants, ${published} revisions)`
           )
         }
       }

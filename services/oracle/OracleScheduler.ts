@@ -5,17 +5,17 @@
  * - every CHAIN_SYNC_INTERVAL_SECONDS: the chain sync.
  * Either interval set to 0 switches that loop off.
  */
-import { Clock, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Deferred, Duration, Effect, Layer, Option } from "effect"
 import { EmbeddedChainTag } from "../chain/EmbeddedChain.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Jobs } from "../platform/Jobs.ts"
 import { ChainSync } from "./ChainSync.ts"
 import { HistoryReplay } from "./HistoryReplay.ts"
-import { PriceScan, type ScanTrigger } from "./PriceScan.ts"
-import { Publisher } from "./Publisher.ts"
+import { PRICE_SCAN_JOB, PriceScan, type ScanTrigger } from "./PriceScan.ts"
+import { Publisher, PUBLISH_JOB } from "./Publisher.ts"
 
-export const PRICE_SCAN_JOB = "price-scan"
-export const PUBLISH_JOB = "publish"
+// The scan and the publication take their job locks themselves, so that every caller gets them.
+export { PRICE_SCAN_JOB, PUBLISH_JOB }
 export const HISTORY_REPLAY_JOB = "history-replay"
 export const CHAIN_SYNC_JOB = "chain-sync"
 
@@ -29,21 +29,11 @@ export class OracleCycle extends Effect.Service<OracleCycle>()("OracleCycle", {
     const publisher = yield* Publisher
     const replay = yield* HistoryReplay
     const embedded = yield* EmbeddedChainTag
+    const booted = yield* Deferred.make<void>()
 
-    const scan = (trigger: ScanTrigger) =>
-      jobs.runExclusive(
-        PRICE_SCAN_JOB,
-        priceScan.run(trigger),
-        (report) => `${report.outcome}: ${report.changes.length} catalog changes, ${report.basket.changes.length} basket changes`
-      )
+    const scan = (trigger: ScanTrigger) => priceScan.runIfIdle(trigger)
 
-    const publish = jobs.runExclusive(
-      PUBLISH_JOB,
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        publisher.publishIfChanged({ asOf: new Date(now), liveness: { _tag: "Scans", upToScan: null } })
-      ),
-      (revision) => Option.match(revision, { onNone: () => "basket unchanged", onSome: (r) => `revision ${r.revisionVersion} ${r.status}` })
-    )
+    const publish = Effect.flatMap(Clock.currentTimeMillis, (now) => publisher.publishIfIdle(new Date(now)))
 
     /**
      * On a new embedded chain: load the catalog (unless scans are switched off), then replay history, once.
@@ -57,10 +47,23 @@ export class OracleCycle extends Effect.Service<OracleCycle>()("OracleCycle", {
           if (!scansEnabled) return yield* Effect.logInfo("no catalog yet and scans are off: history replay skipped")
           yield* scan("boot")
         }
-        yield* jobs.runExclusive(HISTORY_REPLAY_JOB, replay.replay, (n) => `${n} revisions published`)
+        // The replay publishes: it holds the publish lock too, so no maintainer publish can slip between its revisions
+        // (if one holds it, the replay waits for the next start, as after an interruption).
+        yield* jobs.runExclusive(
+          PUBLISH_JOB,
+          jobs.runExclusive(HISTORY_REPLAY_JOB, replay.replay, (n) => `${n} revisions published`),
+          (ran) => (Option.isSome(ran) ? "history replay" : "history replay already running")
+        )
       })
 
-    return { scan, publish, bootstrap } as const
+    return {
+      scan,
+      publish,
+      bootstrap,
+      /** Completes once the scheduler's boot work (the boot scan and the history replay) is over, however it ended. */
+      awaitBoot: Deferred.await(booted),
+      markBooted: Deferred.succeed(booted, undefined)
+    } as const
   })
 }) {}
 
@@ -101,6 +104,7 @@ export const OracleSchedulerLive = Layer.scopedDiscard(
     yield* Effect.forkScoped(
       Effect.gen(function* () {
         yield* bootstrap
+        yield* cycle.markBooted
         if (config.chain.syncIntervalSeconds > 0) yield* Effect.forkScoped(Effect.forever(syncLoop))
         else yield* Effect.logInfo("scheduled chain sync is off (CHAIN_SYNC_INTERVAL_SECONDS=0)")
         if (intervalHours > 0) yield* Effect.forever(Effect.flatMap(scanLoop, (wait) => Effect.sleep(wait)))

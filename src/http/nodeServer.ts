@@ -15,13 +15,23 @@ export const makeNodeServer = Effect.gen(function* () {
   const server: Server = createServer({ ...SERVER_OPTIONS, keepAliveTimeout: 5_000 })
   installClientErrorHandler(server)
   const fastPath = yield* makeServiceFastPath
-  // Ahead of the stack's own "request" listener: a request answered here never reaches it.
+  // The socket listens before the stack attaches its "request" listener: a request arriving in between waits for it
+  // rather than being left unanswered.
+  const waiting: Array<readonly [IncomingMessage, ServerResponse]> = []
   const emit = server.emit.bind(server) as (event: string, ...args: Array<unknown>) => boolean
+  server.on("newListener", (event) => {
+    if (event === "request") setImmediate(() => waiting.splice(0).forEach(([request, response]) => emit("request", request, response)))
+  })
+  // Ahead of the stack's own "request" listener: a request answered here never reaches it.
   server.emit = ((event: string, ...args: Array<unknown>) => {
     if (event === "request") {
       const request = args[0] as IncomingMessage
       const response = args[1] as ServerResponse
       if (guardRequestHead(request, response) || (fastPath !== undefined && fastPath(request, response))) return true
+      if (server.listenerCount("request") === 0) {
+        waiting.push([request, response])
+        return true
+      }
     }
     return emit(event, ...args)
   }) as typeof server.emit

@@ -24,6 +24,30 @@ export const cleanEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
   return { ...base, LOG_FORMAT: "json", ...env }
 }
 
+/** `node --import tsx src/main.ts`: the service itself, without npm in between. */
+export const startService = (env: NodeJS.ProcessEnv): ServiceProcess =>
+  startProcess(process.execPath, ["--import", "tsx", "src/main.ts"], env)
+
+/** One line of the service's LOG_FORMAT=json output. */
+export interface LogRecord {
+  readonly message: unknown
+  readonly logLevel: string
+  readonly annotations: Record<string, unknown>
+  readonly cause?: string
+}
+
+/** The JSON log lines in `output`, skipping anything else the process printed. */
+export const logRecords = (output: string): Array<LogRecord> =>
+  output.split("\n").flatMap((line) => {
+    if (!line.startsWith("{")) return []
+    try {
+      const record = JSON.parse(line) as LogRecord
+      return typeof record.logLevel === "string" ? [record] : []
+    } catch {
+      return []
+    }
+  })
+
 export const startProcess = (command: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): ServiceProcess => {
   const child = spawn(command, args, { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
