@@ -54,7 +54,11 @@ const dateSchema = (dateOnly: boolean) =>
   }).annotations({
     description: dateOnly ? `ISO-8601: ${DATE_OR_INSTANT_FORMS}` : `ISO-8601: ${INSTANT_FORMS}`,
     // Clients send instants; a bare date is a convenience the description names.
-    jsonSchema: { type: "string", format: "date-time" }
+    jsonSchema: {
+      type: "string",
+      format: "date-time",
+      description: dateOnly ? `ISO-8601: ${DATE_OR_INSTANT_FORMS}` : `ISO-8601: ${INSTANT_FORMS}`
+    }
   })
 
 /** A calendar date or an instant: the oracle's `from`, `to` and price-at's `date`, and the price cards' dates. */

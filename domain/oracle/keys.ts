@@ -12,12 +12,14 @@ export const MODEL_KEY_MAX_LENGTH = 200
  * A model key in a path, on every route that takes one: blank (or only spaces) and over-long keys are refused (422,
  * param `key`), whatever the route; anything else reaches the key lookup.
  */
+const MODEL_KEY_DESCRIPTION = `\`<vendor>/<model>\` (the slash as %2F, or plain) or the bare model name; case-insensitive; 1-${MODEL_KEY_MAX_LENGTH} characters`
+
 export const ModelKeyParam = Schema.String.pipe(
   Schema.filter((key) => key.trim() !== "" || "the model key is blank"),
   Schema.filter((key) => key.length <= MODEL_KEY_MAX_LENGTH || `the model key is longer than ${MODEL_KEY_MAX_LENGTH} characters`)
 ).annotations({
-  description: `\`<vendor>/<model>\` (the slash as %2F, or plain) or the bare model name; case-insensitive; 1-${MODEL_KEY_MAX_LENGTH} characters`,
-  jsonSchema: { type: "string", minLength: 1, maxLength: MODEL_KEY_MAX_LENGTH }
+  description: MODEL_KEY_DESCRIPTION,
+  jsonSchema: { type: "string", minLength: 1, maxLength: MODEL_KEY_MAX_LENGTH, description: MODEL_KEY_DESCRIPTION }
 })
 export type KeyResolution =
   | { readonly _tag: "Found"; readonly modelKey: string }
