@@ -3,18 +3,11 @@
  * Over a real socket, against a service that replayed the fixture history (so the oracle answers 200s, and the hot
  * reads come from the fast path as well as from the request stack).
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PUBLIC_CORS_HEADERS } from "../src/http/cors.ts"
-import { fixturesDir } from "./support/catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
-import { startTestServer, type TestServer } from "./support/server.ts"
+import { type FixtureServer, startFixtureServer } from "./support/fixtureServer.ts"
 
-let database: TestDatabase
-let server: TestServer
-let priceDir: string
+let server: FixtureServer
 
 const ORIGIN = "https://dashboard.example"
 
@@ -37,26 +30,11 @@ const expectPublicCors = (response: Response, what: string) => {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-cors-prices-"))
-  Fs.cpSync(fixturesDir, priceDir, { recursive: true })
-  server = await startTestServer({
-    DATABASE_URL: database.url,
-    PRICE_DATA_DIR: priceDir,
-    PRICE_SCAN_INTERVAL_HOURS: "24",
-    TRUST_PROXY: "true"
-  })
-  for (let i = 0; i < 100; i++) {
-    const latest = await request("/v1/oracle/latest")
-    if (latest.status === 200 && ((await latest.json()) as { revisionVersion: number }).revisionVersion === 4) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  server = await startFixtureServer({ TRUST_PROXY: "true" })
 }, 60_000)
 
 afterAll(async () => {
   await server?.close()
-  await database?.close()
-  Fs.rmSync(priceDir, { recursive: true, force: true })
 })
 
 describe("public reads from another origin", () => {

@@ -4,18 +4,12 @@
  * the same bytes and headers (but the date); and requests served by the fast path and by the stack draw on one
  * rate-limit budget.
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { HOT_READS } from "../src/http/hotReads.ts"
-import { fixturesDir } from "./support/catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { type FixtureServer, startFixtureServer } from "./support/fixtureServer.ts"
 import { freePort, startTestServer, type TestServer } from "./support/server.ts"
 
-let database: TestDatabase
-let priceDir: string
-let fast: TestServer
+let fast: FixtureServer
 let stack: TestServer
 
 type Json = Record<string, any>
@@ -32,27 +26,21 @@ const headersOf = (response: Response) =>
 const frozenAt = new Date()
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-fast-prices-"))
-  Fs.cpSync(fixturesDir, priceDir, { recursive: true })
   const chainPort = await freePort()
-  const common = { DATABASE_URL: database.url, PRICE_DATA_DIR: priceDir, TRUST_PROXY: "true" }
   // The first server replays the fixture history on its embedded chain and serves with the fast path.
-  fast = await startTestServer({ ...common, PRICE_SCAN_INTERVAL_HOURS: "24", EMBEDDED_CHAIN_PORT: String(chainPort) }, { frozenAt })
-  let registry = ""
-  for (let i = 0; i < 100; i++) {
-    // A client of its own per poll: the rate limits are on.
-    const health = (await (await get(fast, "/v1/oracle/health", `192.0.2.${i + 1}`)).json()) as Json
-    if (health.latestRevisionVersion === 4) {
-      registry = ((await (await get(fast, "/v1/oracle/contract-metadata", "192.0.2.200")).json()) as Json).address
-      break
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  fast = await startFixtureServer({ TRUST_PROXY: "true", EMBEDDED_CHAIN_PORT: String(chainPort) }, { frozenAt })
+  const registry = ((await (await get(fast, "/v1/oracle/contract-metadata", "192.0.2.200")).json()) as Json).address
   expect(registry).toMatch(/^0x[0-9a-f]{40}$/)
   // The second reads the same database and chain, publishes nothing, and answers everything through the stack.
   stack = await startTestServer(
-    { ...common, ORACLE_FAST_PATH: "false", RPC_URL: `http://127.0.0.1:${chainPort}`, REGISTRY_ADDRESS: registry },
+    {
+      DATABASE_URL: fast.database.url,
+      PRICE_DATA_DIR: fast.priceDir,
+      TRUST_PROXY: "true",
+      ORACLE_FAST_PATH: "false",
+      RPC_URL: `http://127.0.0.1:${chainPort}`,
+      REGISTRY_ADDRESS: registry
+    },
     { frozenAt }
   )
 }, 90_000)
@@ -60,8 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close()
   await fast?.close()
-  await database?.close()
-  Fs.rmSync(priceDir, { recursive: true, force: true })
 })
 
 describe("ORACLE_FAST_PATH", () => {

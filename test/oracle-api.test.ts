@@ -2,17 +2,10 @@
  * The public oracle endpoints over a real socket (issue 5), against a service that replayed the fixture history
  * (4 revisions: genesis 2025-06-17, 2025-07-22, 2025-09-08 version change, 2025-12-02 held price change).
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fixturesDir } from "./support/catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
-import { startTestServer, type TestServer } from "./support/server.ts"
+import { type FixtureServer, startFixtureServer } from "./support/fixtureServer.ts"
 
-let database: TestDatabase
-let server: TestServer
-let priceDir: string
+let server: FixtureServer
 
 type Json = Record<string, any>
 
@@ -20,26 +13,11 @@ const get = (path: string, headers: Record<string, string> = {}) => fetch(`${ser
 const body = async (path: string): Promise<Json> => (await (await get(path)).json()) as Json
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-oracle-prices-"))
-  Fs.cpSync(fixturesDir, priceDir, { recursive: true })
-  server = await startTestServer({
-    DATABASE_URL: database.url,
-    PRICE_DATA_DIR: priceDir,
-    PRICE_SCAN_INTERVAL_HOURS: "24",
-    RATE_LIMIT_ENABLED: "false"
-  })
-  for (let i = 0; i < 100; i++) {
-    const health = await body("/v1/oracle/health")
-    if (health.latestRevisionVersion === 4) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  server = await startFixtureServer({ RATE_LIMIT_ENABLED: "false" })
 }, 60_000)
 
 afterAll(async () => {
   await server?.close()
-  await database?.close()
-  Fs.rmSync(priceDir, { recursive: true, force: true })
 })
 
 describe("the SCU", () => {

@@ -4,16 +4,11 @@
  * and blank ones.
  */
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fixturesDir } from "./support/catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
-import { startTestServer, type TestServer } from "./support/server.ts"
+import { type FixtureServer, startFixtureServer } from "./support/fixtureServer.ts"
 
-let database: TestDatabase
-let server: TestServer
-let priceDir: string
+let server: FixtureServer
 
 type Json = Record<string, any>
 
@@ -33,29 +28,26 @@ const midnight = (ms: number) => new Date(Math.floor(ms / DAY) * DAY)
 const day = (date: Date) => date.toISOString().slice(0, 10)
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-input-prices-"))
-  Fs.cpSync(fixturesDir, priceDir, { recursive: true })
-  // big-2's current entry gains a long-context tier whose two numbers carry different marks.
-  const acme = Path.join(priceDir, "cards", "acme.yaml")
-  const original = Fs.readFileSync(acme, "utf8")
-  const tiered = original.replace(
-    "        note: input price halved\n",
-    "        note: input price halved\n        contextTiers:\n          - fromInputTokens: 200001\n            input: { usd: 2, provenance: inferred, derivedFrom: \"twice the base rate, as the page's footnote says\" }\n            output: 20\n"
+  server = await startFixtureServer(
+    { RATE_LIMIT_ENABLED: "false" },
+    {
+      // big-2's current entry gains a long-context tier whose two numbers carry different marks.
+      editPrices: (priceDir) => {
+        const acme = Path.join(priceDir, "cards", "acme.yaml")
+        const original = Fs.readFileSync(acme, "utf8")
+        const tiered = original.replace(
+          "        note: input price halved\n",
+          "        note: input price halved\n        contextTiers:\n          - fromInputTokens: 200001\n            input: { usd: 2, provenance: inferred, derivedFrom: \"twice the base rate, as the page's footnote says\" }\n            output: 20\n"
+        )
+        expect(tiered).not.toBe(original)
+        Fs.writeFileSync(acme, tiered)
+      }
+    }
   )
-  expect(tiered).not.toBe(original)
-  Fs.writeFileSync(acme, tiered)
-  server = await startTestServer({ DATABASE_URL: database.url, PRICE_DATA_DIR: priceDir, PRICE_SCAN_INTERVAL_HOURS: "24", RATE_LIMIT_ENABLED: "false" })
-  for (let i = 0; i < 100; i++) {
-    if ((await (await get("/v1/oracle/health")).json() as Json).latestRevisionVersion === 4) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
 }, 60_000)
 
 afterAll(async () => {
   await server?.close()
-  await database?.close()
-  Fs.rmSync(priceDir, { recursive: true, force: true })
 })
 
 describe("the catalog's context tiers", () => {

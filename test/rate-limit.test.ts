@@ -90,6 +90,16 @@ const redisReachable = (): Promise<boolean> =>
     })
   })
 
+const deleteRedisKeys = async (prefix: string) => {
+  const redis = new Redis(REDIS_URL)
+  try {
+    const keys = await redis.keys(`${prefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+  } finally {
+    await redis.quit()
+  }
+}
+
 let database: TestDatabase
 const started: Array<TestServer> = []
 
@@ -260,16 +270,8 @@ describe.skipIf(!(await redisReachable()))("REDIS_URL (a Redis server on 127.0.0
     second = await start(env)
   })
 
-  afterAll(async () => {
-    // Token-bucket keys carry no expiry: leave nothing of this run behind.
-    const redis = new Redis(REDIS_URL)
-    try {
-      const keys = await redis.keys(`${prefix}*`)
-      if (keys.length > 0) await redis.del(...keys)
-    } finally {
-      await redis.quit()
-    }
-  })
+  // Token-bucket keys carry no expiry: leave nothing of this run behind.
+  afterAll(() => deleteRedisKeys(prefix))
 
   it("gives two replicas one budget per client", async () => {
     const ip = "203.0.113.20"
@@ -299,15 +301,7 @@ describe.skipIf(!(await redisReachable()))("REDIS_URL and the oracle's hot reads
     server = await start({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix })
   })
 
-  afterAll(async () => {
-    const redis = new Redis(REDIS_URL)
-    try {
-      const keys = await redis.keys(`${prefix}*`)
-      if (keys.length > 0) await redis.del(...keys)
-    } finally {
-      await redis.quit()
-    }
-  })
+  afterAll(() => deleteRedisKeys(prefix))
 
   // The fast path may only take a decision the memory store makes synchronously; with Redis it must leave the store
   // alone, or a hot read costs two units (one consumed by an abandoned round trip, one by the stack).

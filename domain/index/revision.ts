@@ -16,13 +16,14 @@ export const CURRENT_METHODOLOGY_VERSION = 1
  * version is logged as both (the old one removed, the new one added), and a member whose price changed as
  * PriceChanged.
  */
-export type ReconstitutionChangeType = "ModelAdded" | "ModelRemoved" | "PriceChanged"
-
-export interface ReconstitutionChange {
-  readonly type: ReconstitutionChangeType
-  readonly modelKey: string
-  readonly description: string
-}
+/** One change of a revision's basket, as the reconstitution log stores and serves it. */
+export const ReconstitutionChange = Schema.Struct({
+  type: Schema.Literal("ModelAdded", "ModelRemoved", "PriceChanged"),
+  modelKey: Schema.String,
+  description: Schema.String
+})
+export type ReconstitutionChange = typeof ReconstitutionChange.Type
+export type ReconstitutionChangeType = ReconstitutionChange["type"]
 
 export interface RevisionDraft {
   readonly revisionVersion: number

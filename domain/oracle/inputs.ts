@@ -4,6 +4,7 @@
  */
 import type { ModelCard, PricePoint, ProviderRecord } from "../catalog/card.ts"
 import type { Manifest } from "../index/manifest.ts"
+import type { ReconstitutionChange } from "../index/revision.ts"
 import type { Usd18 } from "../money.ts"
 
 export interface ConfirmedRevision {
@@ -37,8 +38,6 @@ export interface OracleInputs {
   readonly now: Date
 }
 
-export type ChangeType = "ModelAdded" | "ModelRemoved" | "PriceChanged"
-
 /** One entry of the reconstitution log, as stored with its revision. */
 export interface LogInput {
   readonly id: string
@@ -49,7 +48,7 @@ export interface LogInput {
   readonly summary: string
   readonly scuBeforeUsd18: bigint | null
   readonly scuAfterUsd18: bigint
-  readonly changes: ReadonlyArray<{ readonly type: ChangeType; readonly modelKey: string; readonly description: string }>
+  readonly changes: ReadonlyArray<ReconstitutionChange>
   readonly txHash: string
 }
 

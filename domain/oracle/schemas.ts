@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { Provenance } from "../catalog/card.ts"
 import { Manifest as ManifestSchema, ManifestModel as ManifestModelSchema, ReferenceWorkload } from "../index/manifest.ts"
+import { ReconstitutionChange } from "../index/revision.ts"
 import * as Examples from "./schemaExamples.ts"
 
 export { Provenance }
@@ -175,9 +176,7 @@ export const ReconstitutionEntry = Schema.Struct({
   summary: Schema.String,
   scuBefore: Schema.NullOr(Schema.Number),
   scuAfter: Schema.Number,
-  changes: Schema.Array(
-    Schema.Struct({ type: Schema.Literal("ModelAdded", "ModelRemoved", "PriceChanged"), modelKey: Schema.String, description: Schema.String })
-  ),
+  changes: Schema.Array(ReconstitutionChange),
   txHash: Hash
 })
 

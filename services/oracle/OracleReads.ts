@@ -55,7 +55,12 @@ export class OracleReads extends Effect.Service<OracleReads>()("OracleReads", {
         if (query.from !== undefined && query.from > to) {
           return yield* Effect.fail(invalid("from", `from (${query.from.toISOString()}) is after ${query.to === undefined || query.to > to ? "now" : "to"}`))
         }
-        return { granularity: query.granularity ?? "per-revision", from: query.from ?? null, to: query.to ?? null, limit: query.limit ?? SERIES_LIMIT } satisfies SeriesQuery
+        return {
+          granularity: query.granularity ?? "per-revision",
+          from: query.from ?? null,
+          to: query.to ?? null,
+          limit: query.limit ?? SERIES_LIMIT
+        } satisfies SeriesQuery
       })
 
     return {
@@ -153,7 +158,14 @@ export class OracleReads extends Effect.Service<OracleReads>()("OracleReads", {
           const limit = page.limit ?? 20
           const offset = page.offset ?? 0
           const events = snap.activity
-          return { object: "list", data: events.slice(offset, offset + limit), limit, offset, total: events.length, hasMore: offset + limit < events.length }
+          return {
+            object: "list",
+            data: events.slice(offset, offset + limit),
+            limit,
+            offset,
+            total: events.length,
+            hasMore: offset + limit < events.length
+          }
         }),
 
       methodologyVersion: (version: number) =>

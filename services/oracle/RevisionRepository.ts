@@ -6,7 +6,7 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { Manifest } from "../../domain/index/manifest.ts"
-import type { ReconstitutionChange, RevisionDraft } from "../../domain/index/revision.ts"
+import { ReconstitutionChange, type RevisionDraft } from "../../domain/index/revision.ts"
 import { Usd18FromNumericString } from "../../domain/money.ts"
 import type { LogInput } from "../../domain/oracle/inputs.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -44,12 +44,7 @@ const Hash = Schema.TemplateLiteral("0x", Schema.String).pipe(Schema.pattern(/^0
 const Timestamp = Schema.DateFromSelf
 const NullableText = Schema.NullOr(Schema.String)
 
-const ChangeRow = Schema.Struct({
-  type: Schema.Literal("ModelAdded", "ModelRemoved", "PriceChanged"),
-  modelKey: Schema.String,
-  description: Schema.String
-})
-const ChangesRow = Schema.Array(ChangeRow)
+const ChangesRow = Schema.Array(ReconstitutionChange)
 
 /** `manifest_jcs`: the canonical text as stored (served byte for byte) and the manifest it must parse to. */
 const StoredManifest = Schema.transformOrFail(
