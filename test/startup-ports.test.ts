@@ -186,10 +186,10 @@ describe("reattaching to a saved embedded chain", () => {
     )
   })
 
-  it("starts on its own chain, and refuses another CHAIN_ID, a registry address without our code, or with no code", async () => {
+  it("starts on its own chain, and refuses another CHAIN_ID, a registry address without our code or with no code, a garbled record", async () => {
     const prepared = emptyDataDir()
     const saved = await savedChain(prepared)
-    const databases: Array<TestDatabase> = await Promise.all([1, 2, 3, 4].map(() => createTestDatabase()))
+    const databases: Array<TestDatabase> = await Promise.all([1, 2, 3, 4, 5].map(() => createTestDatabase()))
     for (const database of databases) cleanups.push(() => database.close())
     const start = async (dataDir: string, database: TestDatabase, env: Record<string, string> = {}) =>
       service({
@@ -210,6 +210,7 @@ describe("reattaching to a saved embedded chain", () => {
       copyDataDir(prepared, (d) => ({ ...d, registryAddress: privateKeyToAccount(DEV_KEYS[2]).address.toLowerCase() })),
       databases[3]!
     )
+    const garbled = await start(copyDataDir(prepared, (d) => ({ ...d, deployedBlock: "the first one" })), databases[4]!)
 
     const ready = await own.waitForLog(/"ready at /, 30_000)
     expect(ready).toContain(`"revisionsConfirmed":0`)
@@ -230,5 +231,9 @@ describe("reattaching to a saved embedded chain", () => {
     expect(fatalMessage(noCode.output())).toMatch(/DATA_DIR\/chain \(.*\) is not this service's chain as it was left: .* there is no contract at 0x[0-9a-f]{40}/)
     // Nothing was deployed in place of the missing registry.
     expect(noCode.output()).not.toMatch(/registry deployed/)
+
+    expect(await garbled.exited).not.toBe(0)
+    expect(fatalMessage(garbled.output())).toMatch(/deployment\.json is not a deployment record this service wrote .*deployedBlock/)
+    expect(garbled.output()).not.toMatch(/registry deployed/)
   }, 60_000)
 })

@@ -3,7 +3,7 @@
  * DATA_DIR/chain, the registry deployed on the first run. Its state is written to disk after every confirmed
  * publish, so a CONFIRMED revision can never lose its block to a crash.
  */
-import { Context, Data, Effect, Option, Redacted } from "effect"
+import { Context, Data, Effect, Option, ParseResult, Redacted, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { gunzipSync } from "node:zlib"
@@ -43,12 +43,15 @@ const writeAtomically = (file: string, contents: string | Buffer) => {
   Fs.renameSync(temporary, file)
 }
 
+const Address = Schema.TemplateLiteral("0x", Schema.String).pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/))
+
 /** DATA_DIR/chain/deployment.json: where the first start deployed the registry. */
-interface SavedDeployment {
-  readonly registryAddress: Hex
-  readonly implementationAddress: Hex
-  readonly deployedBlock: string
-}
+const SavedDeployment = Schema.Struct({
+  registryAddress: Address,
+  implementationAddress: Address,
+  deployedBlock: Schema.BigInt
+})
+type SavedDeployment = typeof SavedDeployment.Type
 
 /** The saved chain is not this service's, or not as it was left; the service must not write to it. */
 export class ForeignEmbeddedChain extends Data.TaggedError("ForeignEmbeddedChain")<{ readonly message: string }> {}
@@ -75,7 +78,7 @@ const checkOwnChain = (
     const where = `DATA_DIR/chain (${options.dir})`
     const refuse = (reason: string, remedy: string) =>
       Effect.fail(new ForeignEmbeddedChain({ message: `${where} is not this service's chain as it was left: ${reason}; ${remedy}` }))
-    const createdOn = yield* deploymentChainId(client, BigInt(options.saved.deployedBlock))
+    const createdOn = yield* deploymentChainId(client, options.saved.deployedBlock)
     if (Option.isSome(createdOn) && createdOn.value !== options.chainId) {
       return yield* refuse(
         `it was created with CHAIN_ID ${createdOn.value} and CHAIN_ID is now ${options.chainId}`,
@@ -136,13 +139,22 @@ export const acquireEmbeddedChain = (options: { readonly dataDir: string; readon
     )
 
     const saved = Fs.existsSync(deploymentPath)
-      ? Option.some(JSON.parse(Fs.readFileSync(deploymentPath, "utf8")) as SavedDeployment)
+      ? Option.some(
+          yield* Schema.decodeUnknown(Schema.parseJson(SavedDeployment))(Fs.readFileSync(deploymentPath, "utf8")).pipe(
+            Effect.mapError(
+              (error) =>
+                new ForeignEmbeddedChain({
+                  message: `${deploymentPath} is not a deployment record this service wrote (${ParseResult.TreeFormatter.formatErrorSync(error)}); restore it or use an empty DATA_DIR`
+                })
+            )
+          )
+        )
       : Option.none()
     let deployment: Deployment
     if (Option.isSome(saved)) {
       // A saved deployment is only reattached when the chain is still the one it was made on.
       yield* checkOwnChain(client, { dir, statePath, chainId: options.chainId, saved: saved.value })
-      deployment = { ...saved.value, deployedBlock: BigInt(saved.value.deployedBlock) }
+      deployment = saved.value
     } else {
       // No deployment yet: a new DATA_DIR, or one whose first start stopped before the registry was deployed.
       deployment = yield* Effect.tryPromise({
