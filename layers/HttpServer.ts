@@ -18,11 +18,13 @@ import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
+import { AccountsLive } from "./Accounts.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
 /** Handlers of every group of ServerApi. */
 export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers, OracleHandlers).pipe(
-  Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default])
+  Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),
+  Layer.provide(AccountsLive)
 )
 
 /**
