@@ -1,6 +1,6 @@
 /**
- * Compiles the registry with solc-js (no native solc on this machine), resolving OpenZeppelin imports from
- * node_modules. The same function builds the committed artifact and, in tests, checks it.
+ * Compiles the contracts with solc-js (no native solc on this machine), resolving OpenZeppelin imports from
+ * node_modules. The same functions build the committed artifacts and, in tests, check them.
  */
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
@@ -13,7 +13,26 @@ const solc = require("solc") as {
 }
 
 export const contractsDir = Path.dirname(new URL(import.meta.url).pathname)
-export const ARTIFACT_PATH = Path.join(contractsDir, "OracleRegistry.json")
+
+/**
+ * The committed artifacts, one per deployment: each holds its contracts and the ERC-1967 proxy they are deployed
+ * behind, so one file says everything about the code a deployment's addresses must hold. Each is compiled on its
+ * own, so adding a contract to one never changes the bytes of another.
+ */
+export const ARTIFACTS = {
+  registry: { file: "OracleRegistry.json", sources: ["OracleRegistry.sol", "Proxy.sol"], contracts: ["OracleRegistry", "ERC1967Proxy"] },
+  funding: {
+    file: "Funding.json",
+    sources: ["Treasury.sol", "CreditToken.sol", "Proxy.sol"],
+    contracts: ["Treasury", "CreditToken", "ERC1967Proxy"]
+  }
+} as const
+
+export type ArtifactName = keyof typeof ARTIFACTS
+
+export const artifactPath = (name: ArtifactName) => Path.join(contractsDir, ARTIFACTS[name].file)
+
+export const ARTIFACT_PATH = artifactPath("registry")
 
 export const COMPILER_SETTINGS = {
   optimizer: { enabled: true, runs: 200 },
@@ -71,7 +90,11 @@ export const compile = (files: ReadonlyArray<string>, names: ReadonlyArray<strin
   return { compiler: solc.version(), settings: COMPILER_SETTINGS, contracts: sorted }
 }
 
-/** The registry and the proxy it is deployed behind: what the committed artifact holds. */
-export const compileRegistry = () => compile(["OracleRegistry.sol", "Proxy.sol"], ["OracleRegistry", "ERC1967Proxy"])
+/** Compiles what the committed artifact `name` holds. */
+export const compileArtifact = (name: ArtifactName): Artifact => compile(ARTIFACTS[name].sources, ARTIFACTS[name].contracts)
 
-export const loadArtifact = (): Artifact => JSON.parse(Fs.readFileSync(ARTIFACT_PATH, "utf8")) as Artifact
+/** The registry and the proxy it is deployed behind: what the committed OracleRegistry.json holds. */
+export const compileRegistry = () => compileArtifact("registry")
+
+export const loadArtifact = (name: ArtifactName = "registry"): Artifact =>
+  JSON.parse(Fs.readFileSync(artifactPath(name), "utf8")) as Artifact

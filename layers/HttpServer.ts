@@ -10,10 +10,14 @@ import { AppConfig } from "../services/platform/AppConfig.ts"
 import { RateLimits } from "../services/platform/RateLimits.ts"
 import { ServiceStatus } from "../services/platform/ServiceStatus.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
+import { AccountHandlers } from "../src/handlers/account.ts"
 import { AdminHandlers } from "../src/handlers/admin.ts"
+import { AuthHandlers } from "../src/handlers/auth.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
+import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
+import { UsageHandlers } from "../src/handlers/usage.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
@@ -22,7 +26,7 @@ import { AccountsLive } from "./Accounts.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
 /** Handlers of every group of ServerApi. */
-export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers, OracleHandlers).pipe(
+export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers, OracleHandlers, AuthHandlers, KeysHandlers, AccountHandlers, UsageHandlers).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),
   Layer.provide(AccountsLive)
 )

@@ -7,11 +7,13 @@ import catalog from "./0002_catalog.ts"
 import revisions from "./0003_revisions.ts"
 import identity from "./0004_identity.ts"
 import ledger from "./0005_ledger.ts"
+import apiKeys from "./0006_api_keys.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
   "0002_catalog": catalog,
   "0003_revisions": revisions,
   "0004_identity": identity,
-  "0005_ledger": ledger
+  "0005_ledger": ledger,
+  "0006_api_keys": apiKeys
 }

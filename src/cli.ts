@@ -1,27 +1,31 @@
 /**
- * Operator commands: `npm run migrate` and `npm run oracle -- <command>`. Each prints what it is doing and exits
+ * Operator commands: `npm run migrate`, `npm run oracle -- <command>` and `npm run accounts -- <command>`. Each prints what it is doing and exits
  * non-zero when it fails. With the embedded defaults they open DATA_DIR's database and chain, so the service must
  * not be running on the same DATA_DIR at the same time (use the admin endpoints while it runs).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Either, Layer, Option } from "effect"
+import { formatCredits, parseCredits } from "../domain/accounts/ledger.ts"
 import { formatBasket, formatScanReport } from "../domain/catalog/scanReport.ts"
 import { computeIndex18 } from "../domain/index/scu.ts"
 import { formatUsd18, type Usd18 } from "../domain/money.ts"
 import { DatabaseLive, SqlLive } from "../layers/Database.ts"
 import { LoggingLive } from "../layers/Logging.ts"
 import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
+import { Ledger } from "../services/accounts/Ledger.ts"
 import { Registry } from "../services/chain/Registry.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
 import { Publisher } from "../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../services/oracle/RevisionRepository.ts"
 import { Verify } from "../services/oracle/Verify.ts"
+import { AppConfig } from "../services/platform/AppConfig.ts"
 import { DatabaseInfo } from "../services/platform/Database.ts"
 import { runMigrations } from "../services/platform/Migrations.ts"
 
 const usage = `usage: npm run migrate
        npm run oracle -- <command> [arguments] [--verbose]
+       npm run accounts -- <command> [arguments]
 
 commands:
   migrate            apply pending database migrations (DATABASE_URL, or the embedded database under DATA_DIR)
@@ -34,6 +38,8 @@ commands:
   oracle refork      rebuild the pending revision from the catalog as it is now
   oracle sync        read the registry into the database once
   oracle verify      check every confirmed revision against its manifest and the chain; non-zero on a mismatch
+  accounts grant <email|cf_id|wallet> <credits>
+                     credit an account with credits (a decimal, 18 decimals: 25, 0.5) as an operator grant
   help               show this text`
 
 class CliFailure extends Error {}
@@ -172,13 +178,36 @@ const verify = chainCommand(
   })
 )
 
+const ledgerCommand = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(Ledger.Default), Effect.provide(DatabaseLive), Effect.provide(AppConfig.Default))
+
+const grant = (who: string, credits: string) =>
+  Either.match(parseCredits(credits), {
+    onLeft: (message) => Effect.fail(new CliFailure(message)),
+    onRight: (amountWei) =>
+      ledgerCommand(
+        Effect.gen(function* () {
+          const ledger = yield* Ledger
+          const { accountId, cfId } = yield* ledger.resolveAccount(who)
+          const { entry, balanceWei } = yield* ledger.grant(accountId, amountWei, "operator grant (CLI)")
+          yield* Console.log(
+            `granted ${formatCredits(amountWei)} credits (${amountWei} wei) to ${cfId} (account ${accountId}), ledger entry ${entry.id}; ` +
+              `balance now ${formatCredits(balanceWei)} credits (${balanceWei} wei)`
+          )
+        })
+      )
+  })
+
 const args = process.argv.slice(2)
 const verbose = args.includes("--verbose")
-const [command = "help", subcommand, argument] = args.filter((arg) => !arg.startsWith("--"))
+const [command = "help", subcommand, argument, secondArgument] = args.filter((arg) => !arg.startsWith("--"))
 const revisionArgument = argument !== undefined && /^[1-9][0-9]*$/.test(argument) ? Number(argument) : undefined
 
 const program: Effect.Effect<void, unknown> | undefined = (() => {
   if (command === "migrate") return migrate
+  if (command === "accounts") {
+    return subcommand === "grant" && argument !== undefined && secondArgument !== undefined ? grant(argument, secondArgument) : undefined
+  }
   if (command !== "oracle") return undefined
   switch (subcommand) {
     case "scan":

@@ -1,12 +1,13 @@
 /**
  * OracleRegistry on a real anvil node (SPEC "On-chain anchoring", DESIGN.md section 6): publication, monotonic
  * revision numbers, the frozen baseline, the step function and its tie rule, access control, and an upgrade
- * that keeps every revision. Also: the committed artifact is what the sources compile to.
+ * that keeps every revision. Also: the committed artifacts (the registry's and the funding contracts') are what the
+ * sources compile to.
  */
 import { type Abi, BaseError, ContractFunctionRevertedError, type Hex, keccak256, stringToBytes } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { compile, compileRegistry, loadArtifact } from "../contracts/compile.ts"
+import { compile, compileArtifact, loadArtifact } from "../contracts/compile.ts"
 import { DEV_KEYS, deployTestRegistry, startTestChain, type TestChain } from "./support/chain.ts"
 
 const admin = privateKeyToAccount(DEV_KEYS[0])
@@ -192,13 +193,17 @@ describe("the registry contract", () => {
   })
 })
 
-describe("the committed artifact", () => {
-  it("is exactly what the sources compile to", () => {
-    const fresh = compileRegistry()
-    const committed = loadArtifact()
+describe("the committed artifacts", () => {
+  it.each([
+    ["registry", ["ERC1967Proxy", "OracleRegistry"]],
+    ["funding", ["CreditToken", "ERC1967Proxy", "Treasury"]]
+  ] as const)("%s: exactly what the sources compile to", (artifact, contracts) => {
+    const fresh = compileArtifact(artifact)
+    const committed = loadArtifact(artifact)
     expect(committed.compiler).toBe(fresh.compiler)
     expect(committed.settings).toEqual(fresh.settings)
-    expect(Object.keys(committed.contracts)).toEqual(["ERC1967Proxy", "OracleRegistry"])
+    expect(Object.keys(committed.contracts)).toEqual(contracts)
+    expect(Object.keys(fresh.contracts)).toEqual(contracts)
     for (const name of Object.keys(fresh.contracts)) {
       expect(committed.contracts[name]!.bytecode, name).toBe(fresh.contracts[name]!.bytecode)
       expect(committed.contracts[name]!.deployedBytecode, name).toBe(fresh.contracts[name]!.deployedBytecode)

@@ -26,6 +26,8 @@ export type Lookup<A> =
 
 export interface OracleLookups {
   readonly model: (key: string) => Lookup<ModelEntry>
+  /** Any model of the live catalog, by canonical key or unambiguous bare name: its canonical key. */
+  readonly catalogModel: (key: string) => Lookup<string>
   readonly tracked: (key: string) => Lookup<TrackedModel>
   readonly resolveName: (name: string) => ResolveAnswer
 }
@@ -39,6 +41,7 @@ export const buildLookups = (
   const catalogKeys = inputs.catalog.map((l) => l.card.id)
   const entries = new Map(models.map((m) => [m.id, m]))
   const modelIndex = makeKeyIndex(vendors, entries.keys(), catalogKeys)
+  const catalogIndex = makeKeyIndex(vendors, catalogKeys)
 
   // The latest manifest naming each model decides its family.
   const lastAttestation = new Map<string, ConfirmedRevision>()
@@ -65,6 +68,7 @@ export const buildLookups = (
 
   return {
     model: lookupIn(modelIndex, entries),
+    catalogModel: lookupIn(catalogIndex, new Map(catalogKeys.map((key) => [key, key]))),
     tracked: lookupIn(trackedIndex, tracked),
     resolveName: makeNameResolution(inputs)
   }

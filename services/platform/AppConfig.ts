@@ -99,6 +99,9 @@ export const appConfig = Config.all({
     registryAddress: optionalString("REGISTRY_ADDRESS"),
     chainId: positiveInteger("CHAIN_ID", 8453),
     publisherPrivateKey: optionalSecret("PUBLISHER_PRIVATE_KEY"),
+    treasuryAddress: optionalString("TREASURY_ADDRESS"),
+    creditTokenAddress: optionalString("CREDIT_TOKEN_ADDRESS"),
+    relayerPrivateKey: optionalSecret("RELAYER_PRIVATE_KEY"),
     embeddedPort: port("EMBEDDED_CHAIN_PORT", 8545),
     confirmations: positiveInteger("CHAIN_CONFIRMATIONS", 3),
     confirmationTimeoutMs: positiveInteger("CHAIN_CONFIRMATION_TIMEOUT_MS", 120_000),
@@ -113,9 +116,26 @@ export const appConfig = Config.all({
     redisUrl: optionalSecret("REDIS_URL"),
     keyPrefix: Config.string("RATE_LIMIT_KEY_PREFIX").pipe(Config.withDefault("cx:ratelimit:"))
   }),
+  identity: Config.all({
+    // Both or neither: mail goes out through SMTP only when it has a sender.
+    mail: Config.all({ smtpUrl: optionalSecret("SMTP_URL"), from: optionalString("MAIL_FROM") }).pipe(
+      Config.mapOrFail((mail) =>
+        Option.isSome(mail.smtpUrl) && Option.isNone(mail.from)
+          ? Either.left(ConfigError.InvalidData(["MAIL_FROM"], "MAIL_FROM is required when SMTP_URL is set"))
+          : Either.right(mail)
+      )
+    ),
+    // The HMAC key of e-mail codes; unset: a random key per process (codes do not survive a restart).
+    codePepper: optionalSecret("AUTH_CODE_PEPPER")
+  }),
   revisions: Config.all({
     approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),
     maintainerToken: optionalSecret("MAINTAINER_TOKEN")
+  }),
+  ledger: Config.all({
+    // Longer than any request may run: a hold still live after it was left by a crash, and the sweeper releases it.
+    holdTtlSeconds: positiveInteger("HOLD_TTL_SECONDS", 900),
+    holdSweepIntervalSeconds: nonNegativeNumber("HOLD_SWEEP_INTERVAL_SECONDS", 60)
   })
 })
 

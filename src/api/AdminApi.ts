@@ -1,12 +1,13 @@
 /**
- * Maintainer operations on revisions (SPEC "Authentication" 8): not part of the public interface, not in either
+ * Maintainer operations on revisions (SPEC "Authentication" 8) and on accounts (granting credits): not part of the public interface, not in either
  * published document, and refused without the maintainer token (MAINTAINER_TOKEN) as a Bearer credential.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, ContractError, NotFound, Unauthorized, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
-import { AlwaysPossibleErrors } from "./shared.ts"
+import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
+import { AlwaysPossibleErrors, reportAllIssues } from "./shared.ts"
 
 export class MaintainerAuth extends HttpApiMiddleware.Tag<MaintainerAuth>()("MaintainerAuth", {
   failure: errorWire(Unauthorized),
@@ -37,6 +38,29 @@ const ScanResult = Schema.Struct({
   catalogChanges: Schema.Number,
   basketChanges: Schema.Array(Schema.Struct({ type: Schema.String, family: Schema.String, modelKey: Schema.String, description: Schema.String }))
 })
+
+/** The answer to a grant: what was credited, to whom, and the balance after it. */
+export const CreditGrant = Schema.Struct({
+  cfId: Schema.String,
+  accountId: Schema.String,
+  entryId: Schema.String,
+  amountWei: WeiDigits,
+  balanceWei: WeiDigits,
+  note: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+}).annotations({ identifier: "CreditGrant" })
+
+const CreditGrantRequest = reportAllIssues(
+  Schema.Struct({
+    amountWei: PositiveWei,
+    note: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)))
+  })
+)
+
+const cfIdParam = HttpApiSchema.param(
+  "cfId",
+  Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/, { message: () => "expected a CF ID: cf_ and 12 characters a-z, 2-7" }))
+)
 
 const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))
 
@@ -72,6 +96,13 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addError(errorWire(Conflict))
   )
   .add(HttpApiEndpoint.post("scan", "/v1/admin/scan").addSuccess(ScanResult).addError(errorWire(Conflict)))
+  .add(
+    HttpApiEndpoint.post("grantCredits")`/v1/admin/accounts/${cfIdParam}/credits`
+      .setPayload(CreditGrantRequest)
+      .addSuccess(CreditGrant)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+  )
   .middleware(MaintainerAuth) {}
 
 export class AdminApi extends HttpApi.make("admin")

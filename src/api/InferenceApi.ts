@@ -4,8 +4,10 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AlwaysPossibleErrors } from "./shared.ts"
+import { UsageGroup } from "./UsageApi.ts"
 
 export class InferenceApi extends HttpApi.make("inference")
+  .add(UsageGroup)
   .addError(AlwaysPossibleErrors[0])
   .addError(AlwaysPossibleErrors[1])
   .annotate(OpenApi.Title, "Compute Exchange Inference API")

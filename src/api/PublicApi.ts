@@ -2,7 +2,10 @@
  * The public API document (`info.version` "1.0"): everything but inference.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AuthGroup, MeGroup } from "./AuthApi.ts"
+import { AccountGroup } from "./AccountApi.ts"
 import { DocsGroup } from "./DocsApi.ts"
+import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
 import { ServiceGroup } from "./ServiceApi.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
@@ -11,6 +14,10 @@ export class PublicApi extends HttpApi.make("public")
   .add(OracleGroup)
   .add(DocsGroup)
   .add(ServiceGroup)
+  .add(AuthGroup)
+  .add(MeGroup)
+  .add(KeysGroup)
+  .add(AccountGroup)
   .addError(AlwaysPossibleErrors[0])
   .addError(AlwaysPossibleErrors[1])
   .annotate(OpenApi.Title, "Compute Exchange API")

@@ -1,11 +1,12 @@
 /**
- * Maintainer operations over HTTP: the same publish, approve, discard, refork and scan as the CLI, behind the
- * maintainer token. The services take the job locks; a job already running answers 409 conflict.
+ * Maintainer operations over HTTP: the same publish, approve, discard, refork, scan and credit grant as the CLI,
+ * behind the maintainer token. The services take the job locks; a job already running answers 409 conflict.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Unauthorized } from "../../domain/errors.ts"
+import { Ledger } from "../../services/accounts/Ledger.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
@@ -53,6 +54,7 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
     const publisher = yield* Publisher
     const repository = yield* RevisionRepository
     const priceScan = yield* PriceScan
+    const ledger = yield* Ledger
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     return handlers
       .handle("revisions", () =>
@@ -82,6 +84,21 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
           catalogChanges: report.changes.length,
           basketChanges: report.basket.changes.map((c) => ({ type: c.type, family: c.family, modelKey: c.modelKey, description: c.description }))
         }))
+      )
+      .handle("grantCredits", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const { accountId, cfId } = yield* ledger.resolveAccount(path.cfId)
+          const { entry, balanceWei } = yield* ledger.grant(accountId, payload.amountWei, payload.note ?? null)
+          return {
+            cfId,
+            accountId,
+            entryId: entry.id,
+            amountWei: entry.amountWei.toString(),
+            balanceWei: balanceWei.toString(),
+            note: entry.note,
+            createdAt: entry.createdAt.toISOString()
+          }
+        })
       )
   })
 ).pipe(Layer.provide(MaintainerAuthLive))

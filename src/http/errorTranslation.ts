@@ -35,11 +35,13 @@ const issuesOf = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Validat
     return { param: path.join("."), path, message: issue.message }
   })
   const deepest = all.filter((issue) => !all.some((other) => isStrictPrefix(issue.path, other.path)))
-  // An optional field that failed is also reported against the union's other member ("Expected undefined"),
-  // which says nothing the real issue does not.
-  return deepest.filter(
-    (issue) => !(issue.message.startsWith("Expected undefined") && deepest.some((other) => other !== issue && other.param === issue.param))
+  // An optional or nullable field that failed is also reported against the union's other members ("Expected
+  // undefined", "Expected null"), which says nothing the real issue does not; and one field is one issue.
+  const isUnionNoise = (message: string) => /^Expected (undefined|null)\b/.test(message)
+  const kept = deepest.filter(
+    (issue) => !(isUnionNoise(issue.message) && deepest.some((other) => other !== issue && other.param === issue.param && !isUnionNoise(other.message)))
   )
+  return kept.filter((issue, index) => kept.findIndex((other) => other.param === issue.param) === index)
 }
 
 /**

@@ -8,6 +8,8 @@ export interface StartedLayer<ROut> {
   readonly context: Context.Context<ROut>
   /** Runs an effect against the built services. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, ROut>) => Promise<A>
+  /** Runs an effect against the built services and hands back how it ended (a failure as a value). */
+  readonly runExit: <A, E>(effect: Effect.Effect<A, E, ROut>) => Promise<Exit.Exit<A, E>>
   /** Releases everything the layer acquired (pools, servers, child processes); closing twice is harmless. */
   readonly close: () => Promise<void>
 }
@@ -28,6 +30,7 @@ export const startLayer = async <ROut, E>(
   return {
     context,
     run: (effect) => Effect.runPromise(Effect.provide(effect, context)),
+    runExit: (effect) => Effect.runPromiseExit(Effect.provide(effect, context)),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * Identity fields (SPEC "Identity record", DESIGN section 11): the public CF ID, the referral code, the default
+ * display name, and the normal form of e-mail and wallet addresses. Random bytes come from the caller.
+ */
+
+/** RFC 4648 base32, lower-case: no 0/1/8/9, so ids read aloud or copied by hand do not mix up O/0 or I/1. */
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
+
+export const CF_ID_PREFIX = "cf_"
+export const REFERRAL_CODE_PREFIX = "cf_ref_"
+export const CF_ID_PATTERN = /^cf_[a-z2-7]{12}$/
+export const REFERRAL_CODE_PATTERN = /^cf_ref_[a-z2-7]{8}$/
+
+/** Bytes needed for `length` base32 characters (5 bits each). */
+export const bytesFor = (length: number): number => Math.ceil((length * 5) / 8)
+
+/** The first `length` base32 characters of `bytes` (which must hold at least `bytesFor(length)` bytes). */
+export const base32 = (bytes: Uint8Array, length: number): string => {
+  if (bytes.length < bytesFor(length)) throw new Error(`base32: ${length} characters need ${bytesFor(length)} bytes`)
+  let out = ""
+  let buffer = 0
+  let bits = 0
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte
+    bits += 8
+    while (bits >= 5 && out.length < length) {
+      out += BASE32[(buffer >>> (bits - 5)) & 31]
+      bits -= 5
+    }
+    buffer &= (1 << bits) - 1
+    if (out.length === length) break
+  }
+  return out
+}
+
+export const CF_ID_RANDOM_BYTES = bytesFor(12)
+export const REFERRAL_CODE_RANDOM_BYTES = bytesFor(8)
+
+/** `cf_` + 12 base32 characters (60 random bits). */
+export const cfIdFrom = (random: Uint8Array): string => CF_ID_PREFIX + base32(random, 12)
+
+/** `cf_ref_` + 8 base32 characters (40 random bits). */
+export const referralCodeFrom = (random: Uint8Array): string => REFERRAL_CODE_PREFIX + base32(random, 8)
+
+/** E-mail addresses are compared and stored trimmed and lower-case: one CF ID per mailbox however it is typed. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
+
+/**
+ * What the API accepts as an e-mail address: one `@`, a dotted domain, no spaces, at most 254 characters (RFC 5321's
+ * path limit). Deliverability is proven by the code, not by the pattern.
+ */
+export const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/
+export const MAX_EMAIL_LENGTH = 254
+
+export const WALLET_PATTERN = /^0x[0-9a-fA-F]{40}$/
+
+/** Wallet addresses are stored and compared lower-case. */
+export const normalizeWallet = (address: string): string => address.toLowerCase()
+
+/** `alice@example.com` -> `al***@example.com`; a one- or two-letter name keeps only its first letter. */
+export const maskEmail = (email: string): string => {
+  const at = email.lastIndexOf("@")
+  const local = email.slice(0, at)
+  const visible = local.length <= 2 ? 1 : 2
+  return `${local.slice(0, visible)}***${email.slice(at)}`
+}
+
+/** `0x12ab34...ef90` -> `0x12ab...ef90`. */
+export const shortWallet = (address: string): string => `${address.slice(0, 6)}...${address.slice(-4)}`
+
+/** The display name an identity starts with: its masked e-mail, else its short wallet. */
+export const defaultDisplayName = (identity: { readonly email: string | null; readonly walletAddress: string | null }): string => {
+  if (identity.email !== null) return maskEmail(identity.email)
+  if (identity.walletAddress !== null) return shortWallet(identity.walletAddress)
+  throw new Error("an identity has an e-mail or a wallet")
+}
+
+export const MAX_DISPLAY_NAME_LENGTH = 64

@@ -1,0 +1,183 @@
+/**
+ * CF IDs (SPEC "Identity record"): the one place an identity is created (`createIdentity`, which later issues extend
+ * with sign-up points and referral attribution), with its personal account in the same transaction, and the reads
+ * and edits of an identity. Every read is decoded through `IdentityRow`.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import {
+  CF_ID_RANDOM_BYTES,
+  cfIdFrom,
+  defaultDisplayName,
+  REFERRAL_CODE_RANDOM_BYTES,
+  referralCodeFrom
+} from "../../domain/accounts/ids.ts"
+import { retryAfterSeconds, SIGNUPS_PER_IP } from "../../domain/accounts/policies.ts"
+import { AlreadyExists, Conflict, RateLimited } from "../../domain/errors.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+
+export interface Identity {
+  readonly cfId: string
+  readonly email: string | null
+  /** Lower-case. */
+  readonly walletAddress: string | null
+  readonly displayName: string
+  readonly referralCode: string
+  readonly pointsBalance: number
+  /** The personal account's id (`accounts.id`). */
+  readonly accountId: string
+}
+
+const IdentityRow = Schema.Struct({
+  cfId: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  walletAddress: Schema.NullOr(Schema.String),
+  displayName: Schema.String,
+  referralCode: Schema.String,
+  pointsBalance: Schema.NumberFromString,
+  accountId: Schema.String
+})
+
+export interface NewIdentity {
+  readonly email?: string
+  readonly walletAddress?: string
+  /** Counted against SPEC's 10 creations per IP per 24 h; unknown (no socket address) is not limited. */
+  readonly clientIp: string | undefined
+  /** The referral code the new user arrived with (attribution is a later issue's). */
+  readonly referralCode?: string
+}
+
+/** How many fresh ids to draw before a collision (60 and 40 random bits) is taken for something else. */
+const ID_ATTEMPTS = 3
+
+const isUniqueViolation = (error: unknown): boolean =>
+  error instanceof SqlError && (error.cause as { code?: unknown } | undefined)?.code === "23505"
+
+export class Identities extends Effect.Service<Identities>()("Identities", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const selectIdentity = sql`
+      SELECT i.cf_id, i.email, i.wallet_address, i.display_name, i.referral_code, i.points_balance::text AS points_balance,
+             a.id::text AS account_id
+      FROM identities i JOIN accounts a ON a.owner_cf_id = i.cf_id AND a.kind = 'personal'`
+
+    const columns = { cfId: sql`i.cf_id`, email: sql`i.email`, walletAddress: sql`i.wallet_address` }
+    const findWhere = (column: keyof typeof columns, value: string) =>
+      SqlSchema.findOne({
+        Request: Schema.String,
+        Result: IdentityRow,
+        execute: (v) => sql`${selectIdentity} WHERE ${columns[column]} = ${v}`
+      })(value).pipe(orDieAtRepository)
+
+    const byCfId = (cfId: string) => findWhere("cfId", cfId)
+    const byEmail = (email: string) => findWhere("email", email)
+    const byWallet = (walletAddress: string) => findWhere("walletAddress", walletAddress)
+
+    const existing = (fields: NewIdentity) =>
+      fields.email !== undefined ? byEmail(fields.email) : byWallet(fields.walletAddress ?? "")
+
+    /** Refuses the creation when the address already created SPEC's 10 CF IDs in the last 24 hours. */
+    const checkSignupLimit = (clientIp: string) =>
+      Effect.gen(function* () {
+        // Serializes creations from one address, so concurrent sign-ups cannot all see room for one more.
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`signup:${clientIp}`}))`
+        const window = `${SIGNUPS_PER_IP.windowMs} milliseconds`
+        const counted = yield* SqlSchema.single({
+          Request: Schema.String,
+          Result: Schema.Struct({ n: Schema.Int, oldest: Schema.NullOr(Schema.DateFromSelf), now: Schema.DateFromSelf }),
+          execute: (ip) => sql`
+            SELECT count(*)::int AS n, min(created_at) AS oldest, now() AS now FROM identities
+            WHERE created_ip = ${ip} AND created_at > now() - ${window}::interval`
+        })(clientIp)
+        if (counted.n >= SIGNUPS_PER_IP.limit) {
+          const retryAfter = retryAfterSeconds(SIGNUPS_PER_IP, counted.oldest ?? counted.now, counted.now)
+          return yield* new RateLimited({
+            message: `At most ${SIGNUPS_PER_IP.limit} CF IDs can be created from one address in 24 hours; retry in ${retryAfter} s.`,
+            details: { retryAfterSeconds: retryAfter }
+          })
+        }
+      })
+
+    const insertIdentity = (fields: NewIdentity) =>
+      SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Schema.Struct({ cfId: Schema.String }),
+        execute: () => {
+          const email = fields.email ?? null
+          const walletAddress = fields.walletAddress ?? null
+          return sql`
+            INSERT INTO identities ${sql.insert({
+              cfId: cfIdFrom(randomBytes(CF_ID_RANDOM_BYTES)),
+              email,
+              walletAddress,
+              displayName: defaultDisplayName({ email, walletAddress }),
+              referralCode: referralCodeFrom(randomBytes(REFERRAL_CODE_RANDOM_BYTES)),
+              createdIp: fields.clientIp ?? null
+            })}
+            ON CONFLICT DO NOTHING RETURNING cf_id`
+        }
+      })(undefined)
+
+    /**
+     * Creates a CF ID and its personal account, in one transaction; the one place identities are born. When the
+     * e-mail or wallet was taken meanwhile (a concurrent first sign-in), answers the identity that took it.
+     */
+    const createIdentity = (fields: NewIdentity): Effect.Effect<Identity, RateLimited> =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (fields.clientIp !== undefined) yield* checkSignupLimit(fields.clientIp)
+            for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
+              const [inserted] = yield* insertIdentity(fields)
+              if (inserted !== undefined) {
+                yield* sql`INSERT INTO accounts ${sql.insert({ ownerCfId: inserted.cfId, kind: "personal" })}`
+                return yield* Effect.flatten(byCfId(inserted.cfId))
+              }
+              const taken = yield* existing(fields)
+              if (Option.isSome(taken)) return taken.value
+            }
+            return yield* Effect.dieMessage("could not draw an unused CF ID or referral code")
+          })
+        )
+        .pipe(orDieAtRepository)
+
+    /** The identity an e-mail or wallet signs in as, created on first sign-in. */
+    const signInAs = (fields: NewIdentity): Effect.Effect<Identity, RateLimited> =>
+      Effect.flatMap(existing(fields), Option.match({ onSome: Effect.succeed, onNone: () => createIdentity(fields) }))
+
+    /** An identity that must exist (the one a valid session or signature names): its absence is a defect. */
+    const require = (cfId: string): Effect.Effect<Identity> =>
+      Effect.flatMap(
+        byCfId(cfId),
+        Option.match({ onSome: Effect.succeed, onNone: () => Effect.dieMessage(`identity ${cfId} is gone`) })
+      )
+
+    const setDisplayName = (cfId: string, displayName: string) =>
+      sql`UPDATE identities SET display_name = ${displayName}, updated_at = now() WHERE cf_id = ${cfId}`.pipe(
+        orDieAtRepository,
+        Effect.zipRight(require(cfId))
+      )
+
+    /** Adds an e-mail to an identity that has none (a wallet-only account); one CF ID per e-mail still holds. */
+    const attachEmail = (cfId: string, email: string): Effect.Effect<Identity, AlreadyExists | Conflict> =>
+      Effect.gen(function* () {
+        const updated = yield* sql`
+          UPDATE identities SET email = ${email}, updated_at = now() WHERE cf_id = ${cfId} AND email IS NULL
+          RETURNING cf_id`.pipe(
+          Effect.catchIf(isUniqueViolation, () =>
+            Effect.fail(new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" }))
+          ),
+          orDieAtRepository
+        )
+        if (updated.length === 0) {
+          return yield* new Conflict({ message: "This CF ID already has an e-mail address." })
+        }
+        return yield* require(cfId)
+      })
+
+    return { byCfId, byEmail, byWallet, createIdentity, signInAs, require, setDisplayName, attachEmail } as const
+  })
+}) {}

@@ -1,0 +1,248 @@
+/**
+ * The ledger's statements: accounts' balance columns, ledger entries and holds. Every read is decoded through a row
+ * schema (amounts as bigints, kinds against their literals). These are building blocks: the Ledger service composes
+ * them into its transactions and is the only caller, so nothing here changes a balance on its own authority.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { LedgerEntryKind, WeiFromNumeric } from "../../domain/accounts/ledger.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+
+const Timestamp = Schema.DateFromSelf
+const NullableWei = Schema.NullOr(WeiFromNumeric)
+
+export const AccountRow = Schema.Struct({
+  id: Schema.String,
+  balanceWei: WeiFromNumeric,
+  reservedWei: WeiFromNumeric,
+  dailyLimitWei: NullableWei,
+  weeklyLimitWei: NullableWei,
+  monthlyLimitWei: NullableWei
+})
+export type AccountRow = typeof AccountRow.Type
+
+export const EntryRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  kind: LedgerEntryKind,
+  amountWei: WeiFromNumeric,
+  balanceAfterWei: WeiFromNumeric,
+  reference: Schema.NullOr(Schema.String),
+  apiKeyId: Schema.NullOr(Schema.String),
+  note: Schema.NullOr(Schema.String),
+  createdAt: Timestamp
+})
+export type EntryRow = typeof EntryRow.Type
+
+export const HoldRow = Schema.Struct({
+  id: Schema.String,
+  requestId: Schema.String,
+  accountId: Schema.String,
+  apiKeyId: Schema.NullOr(Schema.String),
+  amountWei: WeiFromNumeric,
+  createdAt: Timestamp,
+  expiresAt: Timestamp,
+  releasedAt: Schema.NullOr(Timestamp),
+  settledAt: Schema.NullOr(Timestamp),
+  chargedWei: NullableWei
+})
+export type HoldRow = typeof HoldRow.Type
+
+const ACCOUNT_COLUMNS = "id, balance_wei, reserved_wei, daily_limit_wei, weekly_limit_wei, monthly_limit_wei"
+const ENTRY_COLUMNS = "id, account_id, kind, amount_wei, balance_after_wei, reference, api_key_id, note, created_at"
+const HOLD_COLUMNS =
+  "id, request_id, account_id, api_key_id, amount_wei, created_at, expires_at, released_at, settled_at, charged_wei"
+
+const Sums = Schema.Struct({ day: WeiFromNumeric, week: WeiFromNumeric, month: WeiFromNumeric })
+const KeySums = Schema.Struct({ day: WeiFromNumeric, month: WeiFromNumeric, live: WeiFromNumeric })
+
+export interface NewEntry {
+  readonly accountId: string
+  readonly kind: LedgerEntryKind
+  readonly amountWei: bigint
+  readonly balanceAfterWei: bigint
+  readonly reference: string | null
+  readonly apiKeyId: string | null
+  readonly note: string | null
+  readonly createdAt: Date
+}
+
+export interface NewHold {
+  readonly requestId: string
+  readonly accountId: string
+  readonly apiKeyId: string | null
+  readonly amountWei: bigint
+  readonly createdAt: Date
+  readonly expiresAt: Date
+}
+
+export class LedgerRepository extends Effect.Service<LedgerRepository>()("LedgerRepository", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const findAccount = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, lock: Schema.Boolean }),
+      Result: AccountRow,
+      execute: ({ accountId, lock }) =>
+        lock
+          ? sql`SELECT ${sql.unsafe(ACCOUNT_COLUMNS)} FROM accounts WHERE id = ${accountId} FOR UPDATE`
+          : sql`SELECT ${sql.unsafe(ACCOUNT_COLUMNS)} FROM accounts WHERE id = ${accountId}`
+    })
+
+    /** Moves the balance and the reserved total by signed deltas, answering the new figures. */
+    const moveBalance = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.String, balanceDelta: Schema.BigIntFromSelf, reservedDelta: Schema.BigIntFromSelf }),
+      Result: Schema.Struct({ balanceWei: WeiFromNumeric, reservedWei: WeiFromNumeric }),
+      execute: ({ accountId, balanceDelta, reservedDelta }) => sql`
+        UPDATE accounts
+        SET balance_wei = balance_wei + ${balanceDelta.toString()}::numeric,
+            reserved_wei = reserved_wei + ${reservedDelta.toString()}::numeric
+        WHERE id = ${accountId}
+        RETURNING balance_wei, reserved_wei`
+    })
+
+    const insertEntry = SqlSchema.single({
+      Request: Schema.Any as Schema.Schema<NewEntry>,
+      Result: EntryRow,
+      execute: (entry) => sql`
+        INSERT INTO ledger_entries (account_id, kind, amount_wei, balance_after_wei, reference, api_key_id, note, created_at)
+        VALUES (${entry.accountId}, ${entry.kind}, ${entry.amountWei.toString()}::numeric, ${entry.balanceAfterWei.toString()}::numeric,
+                ${entry.reference}, ${entry.apiKeyId}, ${entry.note}, ${entry.createdAt})
+        RETURNING ${sql.unsafe(ENTRY_COLUMNS)}`
+    })
+
+    const findEntry = SqlSchema.findOne({
+      Request: Schema.Struct({ kind: LedgerEntryKind, reference: Schema.String }),
+      Result: EntryRow,
+      execute: ({ kind, reference }) =>
+        sql`SELECT ${sql.unsafe(ENTRY_COLUMNS)} FROM ledger_entries WHERE kind = ${kind} AND reference = ${reference}`
+    })
+
+    const entriesPage = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, beforeId: Schema.NullOr(Schema.String), limit: Schema.Int }),
+      Result: EntryRow,
+      execute: ({ accountId, beforeId, limit }) => sql`
+        SELECT ${sql.unsafe(ENTRY_COLUMNS)} FROM ledger_entries
+        WHERE account_id = ${accountId} ${beforeId === null ? sql`` : sql`AND id < ${beforeId}`}
+        ORDER BY id DESC LIMIT ${limit}`
+    })
+
+    const totalSpent = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ spent: WeiFromNumeric }),
+      execute: (accountId) => sql`
+        SELECT COALESCE(-SUM(amount_wei), 0)::text AS spent FROM ledger_entries WHERE account_id = ${accountId} AND kind = 'charge'`
+    })
+
+    /** An account's charges since each window start (a charge is negative; the sums are what was spent). */
+    const accountCharges = SqlSchema.single({
+      Request: Schema.Struct({ accountId: Schema.String, day: Timestamp, week: Timestamp, month: Timestamp, since: Timestamp }),
+      Result: Sums,
+      execute: ({ accountId, day, week, month, since }) => sql`
+        SELECT COALESCE(-SUM(amount_wei) FILTER (WHERE created_at >= ${day}), 0)::text AS day,
+               COALESCE(-SUM(amount_wei) FILTER (WHERE created_at >= ${week}), 0)::text AS week,
+               COALESCE(-SUM(amount_wei) FILTER (WHERE created_at >= ${month}), 0)::text AS month
+        FROM ledger_entries
+        WHERE account_id = ${accountId} AND kind = 'charge' AND created_at >= ${since}`
+    })
+
+    /** A key's charges in its day and month, and its live holds. */
+    const keyUsage = SqlSchema.single({
+      Request: Schema.Struct({ apiKeyId: Schema.String, day: Timestamp, month: Timestamp }),
+      Result: KeySums,
+      execute: ({ apiKeyId, day, month }) => sql`
+        SELECT
+          (SELECT COALESCE(-SUM(amount_wei), 0) FROM ledger_entries
+            WHERE api_key_id = ${apiKeyId} AND kind = 'charge' AND created_at >= ${day})::text AS day,
+          (SELECT COALESCE(-SUM(amount_wei), 0) FROM ledger_entries
+            WHERE api_key_id = ${apiKeyId} AND kind = 'charge' AND created_at >= ${month})::text AS month,
+          (SELECT COALESCE(SUM(amount_wei), 0) FROM holds
+            WHERE api_key_id = ${apiKeyId} AND released_at IS NULL AND settled_at IS NULL)::text AS live`
+    })
+
+    const insertHold = SqlSchema.single({
+      Request: Schema.Any as Schema.Schema<NewHold>,
+      Result: HoldRow,
+      execute: (hold) => sql`
+        INSERT INTO holds (request_id, account_id, api_key_id, amount_wei, created_at, expires_at)
+        VALUES (${hold.requestId}, ${hold.accountId}, ${hold.apiKeyId}, ${hold.amountWei.toString()}::numeric,
+                ${hold.createdAt}, ${hold.expiresAt})
+        RETURNING ${sql.unsafe(HOLD_COLUMNS)}`
+    })
+
+    const findHold = SqlSchema.findOne({
+      Request: Schema.Struct({ requestId: Schema.String, lock: Schema.Boolean }),
+      Result: HoldRow,
+      execute: ({ requestId, lock }) =>
+        lock
+          ? sql`SELECT ${sql.unsafe(HOLD_COLUMNS)} FROM holds WHERE request_id = ${requestId} FOR UPDATE`
+          : sql`SELECT ${sql.unsafe(HOLD_COLUMNS)} FROM holds WHERE request_id = ${requestId}`
+    })
+
+    const markReleased = (holdId: string, at: Date) => sql`UPDATE holds SET released_at = ${at} WHERE id = ${holdId}`
+
+    const markSettled = (holdId: string, at: Date, chargedWei: bigint) =>
+      sql`UPDATE holds SET settled_at = ${at}, charged_wei = ${chargedWei.toString()}::numeric WHERE id = ${holdId}`
+
+    const expiredHolds = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Timestamp, limit: Schema.Int }),
+      Result: Schema.Struct({ requestId: Schema.String }),
+      execute: ({ limit, now }) => sql`
+        SELECT request_id FROM holds
+        WHERE released_at IS NULL AND settled_at IS NULL AND expires_at <= ${now}
+        ORDER BY expires_at LIMIT ${limit}`
+    })
+
+    const updateLimits = (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) => {
+      const text = (value: bigint | null) => (value === null ? null : value.toString())
+      return sql`
+        UPDATE accounts
+        SET daily_limit_wei = ${text(limits.daily)}::numeric,
+            weekly_limit_wei = ${text(limits.weekly)}::numeric,
+            monthly_limit_wei = ${text(limits.monthly)}::numeric
+        WHERE id = ${accountId}
+        RETURNING id`
+    }
+
+    /** The personal account of the identity named by its CF ID, e-mail or wallet address (both stored lower-case). */
+    const accountOfIdentity = SqlSchema.findOne({
+      Request: Schema.Struct({ by: Schema.Literal("cfId", "email", "wallet"), value: Schema.String }),
+      Result: Schema.Struct({ accountId: Schema.String, cfId: Schema.String }),
+      execute: ({ by, value }) => {
+        const match =
+          by === "cfId"
+            ? sql`i.cf_id = ${value}`
+            : by === "email"
+              ? sql`i.email = lower(${value})`
+              : sql`i.wallet_address = lower(${value})`
+        return sql`
+          SELECT a.id AS account_id, i.cf_id FROM identities i JOIN accounts a ON a.owner_cf_id = i.cf_id
+          WHERE ${match} AND a.kind = 'personal'
+          ORDER BY a.id LIMIT 1`
+      }
+    })
+
+    return {
+      findAccount: (accountId: string, lock: boolean) => orDieAtRepository(findAccount({ accountId, lock })),
+      moveBalance: (accountId: string, balanceDelta: bigint, reservedDelta: bigint) =>
+        orDieAtRepository(moveBalance({ accountId, balanceDelta, reservedDelta })),
+      insertEntry: (entry: NewEntry) => orDieAtRepository(insertEntry(entry)),
+      findEntry: (kind: LedgerEntryKind, reference: string) => orDieAtRepository(findEntry({ kind, reference })),
+      entriesPage: (accountId: string, beforeId: string | null, limit: number) =>
+        orDieAtRepository(entriesPage({ accountId, beforeId, limit })),
+      totalSpent: (accountId: string) => orDieAtRepository(Effect.map(totalSpent(accountId), (row) => row.spent)),
+      accountCharges: (accountId: string, windows: { day: Date; week: Date; month: Date; since: Date }) =>
+        orDieAtRepository(accountCharges({ accountId, ...windows })),
+      keyUsage: (apiKeyId: string, windows: { day: Date; month: Date }) => orDieAtRepository(keyUsage({ apiKeyId, ...windows })),
+      insertHold: (hold: NewHold) => orDieAtRepository(insertHold(hold)),
+      findHold: (requestId: string, lock: boolean) => orDieAtRepository(findHold({ requestId, lock })),
+      markReleased: (holdId: string, at: Date) => orDieAtRepository(markReleased(holdId, at)),
+      markSettled: (holdId: string, at: Date, chargedWei: bigint) => orDieAtRepository(markSettled(holdId, at, chargedWei)),
+      expiredHolds: (now: Date, limit: number) =>
+        orDieAtRepository(Effect.map(expiredHolds({ now, limit }), (rows) => rows.map((row) => row.requestId))),
+      updateLimits: (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) =>
+        orDieAtRepository(Effect.map(updateLimits(accountId, limits), (rows) => rows.length > 0)),
+      accountOfIdentity: (by: "cfId" | "email" | "wallet", value: string) => orDieAtRepository(accountOfIdentity({ by, value }))
+    } as const
+  })
+}) {}

@@ -1,0 +1,73 @@
+/**
+ * Outgoing mail (DESIGN section 11). With `SMTP_URL` and `MAIL_FROM`, through nodemailer to that server; without them
+ * (local runs) the message is kept in `mail_outbox` and its code logged at INFO, so `npm start` users can sign in
+ * without a mail server. The outbox then holds codes in the clear: it is for local use only.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Redacted } from "effect"
+import nodemailer from "nodemailer"
+import { type CodePurpose, codeMessage } from "../../domain/accounts/emailCode.ts"
+import { ServiceUnavailable } from "../../domain/errors.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+
+/** How long the SMTP server may take to accept a connection, greet, and answer each command. */
+const SMTP_TIMEOUT_MS = 10_000
+
+export class Mailer extends Effect.Service<Mailer>()("Mailer", {
+  scoped: Effect.gen(function* () {
+    const { mail } = (yield* AppConfig).identity
+    const sql = yield* SqlClient.SqlClient
+
+    const smtp = yield* Option.match(Option.all({ url: mail.smtpUrl, from: mail.from }), {
+      onNone: () => Effect.succeed(Option.none()),
+      onSome: ({ from, url }) =>
+        Effect.acquireRelease(
+          Effect.sync(() =>
+            nodemailer.createTransport({
+              url: Redacted.value(url),
+              connectionTimeout: SMTP_TIMEOUT_MS,
+              greetingTimeout: SMTP_TIMEOUT_MS,
+              socketTimeout: SMTP_TIMEOUT_MS
+            })
+          ),
+          (transport) => Effect.sync(() => transport.close())
+        ).pipe(Effect.map((transport) => Option.some({ transport, from })))
+    })
+
+    const deliver = (to: string, message: { readonly subject: string; readonly text: string }) =>
+      Option.match(smtp, {
+        onSome: ({ from, transport }) =>
+          Effect.tryPromise({
+            try: () => transport.sendMail({ from, to, subject: message.subject, text: message.text }),
+            catch: (cause) => cause
+          }).pipe(
+            Effect.asVoid,
+            Effect.catchAll((cause) =>
+              Effect.logWarning("mail could not be sent").pipe(
+                Effect.annotateLogs({ to, cause: cause instanceof Error ? cause.message : String(cause) }),
+                Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The mail server is unreachable; retry shortly." })))
+              )
+            )
+          ),
+        onNone: () =>
+          sql`INSERT INTO mail_outbox ${sql.insert({ toAddress: to, subject: message.subject, bodyText: message.text })}`.pipe(
+            Effect.asVoid,
+            orDieAtRepository
+          )
+      })
+
+    /** Sends a one-time code; without SMTP it is written to the outbox and logged for the local user. */
+    const sendCode = (to: string, code: string, purpose: CodePurpose): Effect.Effect<void, ServiceUnavailable> =>
+      Effect.gen(function* () {
+        yield* deliver(to, codeMessage(code, purpose))
+        if (Option.isNone(smtp)) {
+          yield* Effect.logInfo(`e-mail code for ${to}: ${code} (no SMTP_URL: kept in mail_outbox)`).pipe(
+            Effect.annotateLogs({ to, code, purpose })
+          )
+        }
+      })
+
+    return { sendCode, delivers: Option.isSome(smtp) } as const
+  })
+}) {}

@@ -1,0 +1,102 @@
+/**
+ * Sessions (DESIGN section 11): a token of 32 random bytes (base64url) lives only in the client's `cf_session`
+ * cookie; the database keeps its SHA-256. Valid 30 days, sliding: a session in use is extended (at most once a day).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { createHash, randomBytes } from "node:crypto"
+import { SESSION_LIFETIME_MS, SESSION_REFRESH_AFTER_MS } from "../../domain/accounts/policies.ts"
+import { Unauthorized } from "../../domain/errors.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+
+export const SESSION_COOKIE = "cf_session"
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/
+
+const tokenHash = (token: string) => createHash("sha256").update(token).digest("hex")
+
+export interface SessionIdentity {
+  readonly cfId: string
+  readonly accountId: string
+  readonly walletAddress: string | null
+}
+
+export interface Authenticated {
+  readonly identity: SessionIdentity
+  /** Set when this use extended the session: the cookie should be sent again with the new lifetime. */
+  readonly extendedUntil: Option.Option<Date>
+}
+
+const SessionRow = Schema.Struct({
+  cfId: Schema.String,
+  accountId: Schema.String,
+  walletAddress: Schema.NullOr(Schema.String),
+  expiresAt: Schema.DateFromSelf,
+  live: Schema.Boolean,
+  due: Schema.Boolean
+})
+
+const lifetime = `${SESSION_LIFETIME_MS} milliseconds`
+
+export class Sessions extends Effect.Service<Sessions>()("Sessions", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    /** A new session for `cfId`; the token is returned once and never stored. */
+    const create = (cfId: string, method: "email" | "siwe", clientIp: string | undefined) =>
+      Effect.gen(function* () {
+        const token = randomBytes(32).toString("base64url")
+        // The identity's dead sessions go when it signs in again, so the table holds live sessions and a few more.
+        yield* sql`DELETE FROM sessions WHERE cf_id = ${cfId} AND expires_at <= now()`
+        const created = yield* SqlSchema.single({
+          Request: Schema.Void,
+          Result: Schema.Struct({ expiresAt: Schema.DateFromSelf }),
+          execute: () => sql`
+            INSERT INTO sessions (token_hash, cf_id, method, created_ip, expires_at)
+            VALUES (${tokenHash(token)}, ${cfId}, ${method}, ${clientIp ?? null}, now() + ${lifetime}::interval)
+            RETURNING expires_at`
+        })(undefined)
+        return { token, expiresAt: created.expiresAt }
+      }).pipe(orDieAtRepository)
+
+    const unauthorized = (message: string) => Effect.fail(new Unauthorized({ message }))
+
+    /** The identity behind a session token; an unknown or expired session is 401 `unauthorized`. */
+    const authenticate = (token: string): Effect.Effect<Authenticated, Unauthorized> =>
+      Effect.gen(function* () {
+        if (token === "") return yield* unauthorized("Sign in first: no session cookie or signed request.")
+        if (!TOKEN_PATTERN.test(token)) return yield* unauthorized("The session is not valid; sign in again.")
+        const hash = tokenHash(token)
+        const found = yield* SqlSchema.findOne({
+          Request: Schema.String,
+          Result: SessionRow,
+          execute: (h) => sql`
+            SELECT s.cf_id, a.id::text AS account_id, i.wallet_address, s.expires_at,
+                   s.expires_at > now() AS live,
+                   s.expires_at < now() + ${lifetime}::interval - ${`${SESSION_REFRESH_AFTER_MS} milliseconds`}::interval AS due
+            FROM sessions s
+            JOIN identities i ON i.cf_id = s.cf_id
+            JOIN accounts a ON a.owner_cf_id = s.cf_id AND a.kind = 'personal'
+            WHERE s.token_hash = ${h}`
+        })(hash).pipe(orDieAtRepository)
+        if (Option.isNone(found)) return yield* unauthorized("The session is not valid; sign in again.")
+        const session = found.value
+        if (!session.live) return yield* unauthorized("The session has expired; sign in again.")
+        const identity = { cfId: session.cfId, accountId: session.accountId, walletAddress: session.walletAddress }
+        if (!session.due) return { identity, extendedUntil: Option.none() }
+        const extended = yield* SqlSchema.single({
+          Request: Schema.String,
+          Result: Schema.Struct({ expiresAt: Schema.DateFromSelf }),
+          execute: (h) => sql`
+            UPDATE sessions SET expires_at = now() + ${lifetime}::interval WHERE token_hash = ${h} RETURNING expires_at`
+        })(hash).pipe(orDieAtRepository)
+        return { identity, extendedUntil: Option.some(extended.expiresAt) }
+      })
+
+    const revoke = (token: string) =>
+      TOKEN_PATTERN.test(token)
+        ? sql`DELETE FROM sessions WHERE token_hash = ${tokenHash(token)}`.pipe(Effect.asVoid, orDieAtRepository)
+        : Effect.void
+
+    return { create, authenticate, revoke } as const
+  })
+}) {}

@@ -1,0 +1,114 @@
+/**
+ * Sign-in (DESIGN section 11): by e-mail code or by wallet (SIWE), each ending in a session for the CF ID the proof
+ * names, created on first sign-in; and a wallet-only identity adding an e-mail by a code sent to it. The proof is
+ * consumed in the transaction that signs in, so a refused sign-in (the sign-up limit) leaves it usable.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import type { CodePurpose } from "../../domain/accounts/emailCode.ts"
+import { AlreadyExists, Conflict } from "../../domain/errors.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+import { EmailCodes } from "./EmailCodes.ts"
+import { Identities, type Identity } from "./Identity.ts"
+import { Sessions } from "./Sessions.ts"
+import { Siwe } from "./Siwe.ts"
+
+export interface SignedIn {
+  readonly identity: Identity
+  readonly session: { readonly token: string; readonly expiresAt: Date }
+}
+
+export class SignIn extends Effect.Service<SignIn>()("SignIn", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+    const identities = yield* Identities
+    const codes = yield* EmailCodes
+    const sessions = yield* Sessions
+    const siwe = yield* Siwe
+
+    /** The authority SIWE messages must name: PUBLIC_BASE_URL's when set, else the Host the client used. */
+    const siweDomain = (hostHeader: string | undefined) =>
+      Option.match(config.publicBaseUrl, {
+        onSome: (base) => new URL(base).host,
+        onNone: () => hostHeader ?? `${config.host}:${config.port}`
+      })
+
+    const siweUri = (hostHeader: string | undefined) =>
+      Option.getOrElse(config.publicBaseUrl, () => `http://${siweDomain(hostHeader)}`).replace(/\/+$/, "")
+
+    const startEmail = (email: string, clientIp: string | undefined) =>
+      codes.issue({ email, purpose: "sign_in", clientIp })
+
+    const verifyEmail = (input: { readonly email: string; readonly code: string; readonly referralCode?: string | undefined; readonly clientIp: string | undefined }) =>
+      Effect.gen(function* () {
+        const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
+        return yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* consume
+            const identity = yield* identities.signInAs({
+              email: input.email,
+              clientIp: input.clientIp,
+              ...(input.referralCode === undefined ? {} : { referralCode: input.referralCode })
+            })
+            const session = yield* sessions.create(identity.cfId, "email", input.clientIp)
+            return { identity, session } satisfies SignedIn
+          })
+        ).pipe(orDieAtRepository)
+      })
+
+    const siweNonce = (clientIp: string | undefined, hostHeader: string | undefined) =>
+      Effect.map(siwe.issueNonce(clientIp), (issued) => ({
+        ...issued,
+        domain: siweDomain(hostHeader),
+        uri: siweUri(hostHeader)
+      }))
+
+    const verifySiwe = (input: { readonly message: string; readonly signature: string; readonly clientIp: string | undefined; readonly hostHeader: string | undefined }) =>
+      Effect.gen(function* () {
+        const verified = yield* siwe.verify({ message: input.message, signature: input.signature, domain: siweDomain(input.hostHeader) })
+        return yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* siwe.consumeNonce(verified.nonce)
+            const identity = yield* identities.signInAs({ walletAddress: verified.address, clientIp: input.clientIp })
+            const session = yield* sessions.create(identity.cfId, "siwe", input.clientIp)
+            return { identity, session } satisfies SignedIn
+          })
+        ).pipe(orDieAtRepository)
+      })
+
+    /** Refuses an address change before a code is sent: the identity has one, or another CF ID owns this one. */
+    const checkAddable = (cfId: string, email: string) =>
+      Effect.gen(function* () {
+        const identity = yield* identities.require(cfId)
+        if (identity.email !== null) return yield* new Conflict({ message: "This CF ID already has an e-mail address." })
+        const owner = yield* identities.byEmail(email)
+        if (Option.isSome(owner)) {
+          return yield* new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" })
+        }
+      })
+
+    const addEmailPurpose: CodePurpose = "add_email"
+
+    const startAddEmail = (cfId: string, email: string, clientIp: string | undefined) =>
+      Effect.zipRight(checkAddable(cfId, email), codes.issue({ email, purpose: addEmailPurpose, cfId, clientIp }))
+
+    const verifyAddEmail = (cfId: string, email: string, code: string) =>
+      Effect.gen(function* () {
+        yield* checkAddable(cfId, email)
+        const consume = yield* codes.check({ email, purpose: addEmailPurpose, cfId }, code)
+        return yield* sql.withTransaction(Effect.zipRight(consume, identities.attachEmail(cfId, email))).pipe(orDieAtRepository)
+      })
+
+    return {
+      startEmail,
+      verifyEmail,
+      siweNonce,
+      verifySiwe,
+      logout: sessions.revoke,
+      startAddEmail,
+      verifyAddEmail
+    } as const
+  })
+}) {}

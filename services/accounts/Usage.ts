@@ -1,0 +1,73 @@
+/**
+ * `GET /v1/usage` (SPEC "Usage response"): what the calling key's account holds and has spent, the key's own caps and
+ * what their windows used, and the budget left under the tighter of the key's and the account's caps.
+ */
+import { Clock, Effect } from "effect"
+import { type CapCheck, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
+import type { ApiKeyRecord } from "./ApiKeys.ts"
+import { Ledger } from "./Ledger.ts"
+import { LedgerRepository } from "./LedgerRepository.ts"
+
+export interface UsageReport {
+  readonly balanceWei: bigint
+  readonly spentWei: bigint
+  readonly key: {
+    readonly id: string
+    readonly dailyLimitWei: bigint | null
+    readonly monthlyLimitWei: bigint | null
+    readonly dailyUsedWei: bigint
+    readonly monthlyUsedWei: bigint
+  }
+  readonly remainingWei: bigint
+  /** Cumulative cache token counts; null until a settled request recorded a non-zero count of that kind. */
+  readonly cachedInputTokens: number | null
+  readonly cacheWrite5mTokens: number | null
+  readonly cacheWrite1hTokens: number | null
+}
+
+export class Usage extends Effect.Service<Usage>()("Usage", {
+  effect: Effect.gen(function* () {
+    const ledger = yield* Ledger
+    const repository = yield* LedgerRepository
+
+    const of = (key: ApiKeyRecord) =>
+      Effect.gen(function* () {
+        const windows = capWindows(new Date(yield* Clock.currentTimeMillis))
+        // A key always belongs to an account (a foreign key says so): its absence would be a defect, not a 404.
+        const account = yield* ledger.account(key.accountId).pipe(Effect.catchTag("NotFound", Effect.die))
+        const keyUsed = yield* repository.keyUsage(key.id, { day: windows.dayStart, month: windows.monthStart })
+        const charged = yield* repository.accountCharges(key.accountId, {
+          day: windows.dayStart,
+          week: windows.weekStart,
+          month: windows.monthStart,
+          since: earliestWindowStart(windows)
+        })
+        // Live holds count against every window, as they do at reservation.
+        const checks: ReadonlyArray<CapCheck> = [
+          { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyUsed.day + keyUsed.live },
+          { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyUsed.month + keyUsed.live },
+          { scope: "account_daily", limitWei: account.limits.dailyWei, usedWei: charged.day + account.reservedWei },
+          { scope: "account_weekly", limitWei: account.limits.weeklyWei, usedWei: charged.week + account.reservedWei },
+          { scope: "account_monthly", limitWei: account.limits.monthlyWei, usedWei: charged.month + account.reservedWei }
+        ]
+        return {
+          balanceWei: account.balanceWei,
+          spentWei: account.spentWei,
+          key: {
+            id: key.id,
+            dailyLimitWei: key.dailyLimitWei,
+            monthlyLimitWei: key.monthlyLimitWei,
+            dailyUsedWei: keyUsed.day + keyUsed.live,
+            monthlyUsedWei: keyUsed.month + keyUsed.live
+          },
+          remainingWei: remainingBudget(account.balanceWei - account.reservedWei, checks),
+          // Settlements record no cache token counts until the exchange bills requests (issue 10).
+          cachedInputTokens: null,
+          cacheWrite5mTokens: null,
+          cacheWrite1hTokens: null
+        } satisfies UsageReport
+      })
+
+    return { of } as const
+  })
+}) {}

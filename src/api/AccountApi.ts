@@ -1,0 +1,94 @@
+/**
+ * The signed-in account's credit (DESIGN.md section 11, account paths): balance, reserved and spent credit with the
+ * account's spending caps, the caps themselves, and the ledger. A session or a signed request (SessionAuth).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { LedgerEntryKind, PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
+import { NotFound, ValidationFailed } from "../../domain/errors.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+import { SessionAuth } from "./SessionAuth.ts"
+import { reportAllIssues } from "./shared.ts"
+
+const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
+
+const Limits = Schema.Struct({
+  dailyWei: Schema.NullOr(WeiDigits),
+  weeklyWei: Schema.NullOr(WeiDigits),
+  monthlyWei: Schema.NullOr(WeiDigits)
+}).annotations({ identifier: "AccountLimits", description: "Account spending caps per UTC day, week (from Monday) and month; null: none" })
+
+export const AccountView = Schema.Struct({
+  balanceWei: WeiDigits.annotations({ description: "Credits on the account, in wei; negative after a charge above its hold" }),
+  reservedWei: WeiDigits.annotations({ description: "Held for requests in flight" }),
+  spentWei: WeiDigits.annotations({ description: "Every charge ever settled" }),
+  limits: Limits
+}).annotations({ identifier: "Account" })
+
+export const LedgerEntryView = Schema.Struct({
+  id: Schema.String,
+  kind: LedgerEntryKind,
+  amountWei: WeiDigits.annotations({ description: "Signed: credits positive, debits negative" }),
+  balanceAfterWei: WeiDigits,
+  reference: Schema.NullOr(Schema.String).annotations({
+    description: "What the entry records: a charge's request id, a deposit's txHash:logIndex, a withdrawal's id"
+  }),
+  apiKeyId: Schema.NullOr(Schema.String).annotations({ description: "The key a charge was made with" }),
+  note: Schema.NullOr(Schema.String),
+  createdAt: Timestamp
+}).annotations({ identifier: "LedgerEntry" })
+
+const LedgerPage = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(LedgerEntryView),
+  nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next (older) page; null on the last" })
+}).annotations({ identifier: "LedgerPage" })
+
+/** PUT replaces every cap: a cap absent or null is removed. */
+export const LimitsChange = reportAllIssues(
+  Schema.Struct({
+    dailyWei: Schema.optional(Schema.NullOr(PositiveWei)),
+    weeklyWei: Schema.optional(Schema.NullOr(PositiveWei)),
+    monthlyWei: Schema.optional(Schema.NullOr(PositiveWei))
+  })
+)
+
+const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
+const LedgerQuery = reportAllIssues(
+  Schema.Struct({
+    limit: Schema.optional(
+      Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+        description: LIMIT_DESCRIPTION,
+        jsonSchema: { type: "integer", minimum: 1, maximum: 100, description: LIMIT_DESCRIPTION }
+      })
+    ),
+    cursor: Schema.optional(
+      Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/)).annotations({ description: "`nextCursor` of the previous page" })
+    )
+  })
+)
+
+export class AccountGroup extends HttpApiGroup.make("account")
+  .add(
+    HttpApiEndpoint.get("getAccount", "/v1/account")
+      .addSuccess(AccountView)
+      .addError(errorWire(NotFound))
+      .annotate(OpenApi.Summary, "Balance, reserved and spent credit, and the account's spending caps")
+  )
+  .add(
+    HttpApiEndpoint.put("putLimits", "/v1/account/limits")
+      .setPayload(LimitsChange)
+      .addSuccess(AccountView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Replace the account's daily, weekly and monthly spending caps (absent or null: no cap)")
+  )
+  .add(
+    HttpApiEndpoint.get("getLedger", "/v1/account/ledger")
+      .setUrlParams(LedgerQuery)
+      .addSuccess(LedgerPage)
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "The account's ledger entries, newest first")
+  )
+  .middleware(SessionAuth)
+  .annotate(OpenApi.Title, "Account") {}

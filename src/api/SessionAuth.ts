@@ -1,0 +1,45 @@
+/**
+ * Authentication of account operations (SPEC "Authentication" 7): a session cookie `cf_session`, or a request signed
+ * by the identity's wallet (headers X-CF-Address, X-CF-Timestamp, X-CF-Nonce, X-CF-Signature). A group that needs
+ * an identity declares `.middleware(SessionAuth)` and its handlers read `CurrentIdentity`.
+ */
+import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
+import { Forbidden, InvalidSignature, SignatureReused, Unauthorized } from "../../domain/errors.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+
+/** Who is asking: the identity, its personal account, and how it proved itself. */
+export interface CurrentIdentityShape {
+  readonly cfId: string
+  /** `accounts.id` of the identity's personal account (a bigint, as its decimal text). */
+  readonly accountId: string
+  /** Lower-case, or null for an identity without a wallet. */
+  readonly walletAddress: string | null
+  readonly via: "session" | "signed"
+}
+
+export class CurrentIdentity extends Context.Tag("CurrentIdentity")<CurrentIdentity, CurrentIdentityShape>() {}
+
+/** What an operation behind SessionAuth may answer besides its own outcomes. */
+export const SessionAuthFailure = Schema.Union(
+  errorWire(Unauthorized),
+  errorWire(Forbidden),
+  errorWire(InvalidSignature),
+  errorWire(SignatureReused)
+)
+
+const sessionCookie = HttpApiSecurity.apiKey({ in: "cookie", key: "cf_session" }).pipe(
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "The session cookie set by sign-in. Instead, a request may be signed by the identity's wallet: headers " +
+      "X-CF-Address, X-CF-Timestamp (Unix seconds, within 5 minutes), X-CF-Nonce (8-128 of [A-Za-z0-9_-], once per " +
+      "address) and X-CF-Signature, the EIP-191 personal_sign of " +
+      "`CF-SIGNED-REQUEST\\n{METHOD}\\n{path with query}\\n{timestamp}\\n{nonce}\\n{sha256 hex of body}`."
+  )
+)
+
+export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAuth", {
+  failure: SessionAuthFailure,
+  provides: CurrentIdentity,
+  security: { session: sessionCookie }
+}) {}

@@ -1,0 +1,61 @@
+/**
+ * The signed-in account's credit: decode, call the Ledger, encode (wei as digit strings).
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
+import type { AccountView, LedgerEntryView } from "../api/AccountApi.ts"
+import { CurrentIdentity } from "../api/SessionAuth.ts"
+import { ServerApi } from "../api/ServerApi.ts"
+
+const DEFAULT_PAGE = 20
+
+const digits = (wei: bigint | null) => (wei === null ? null : wei.toString())
+
+export const accountView = (account: AccountSummary): typeof AccountView.Type => ({
+  balanceWei: account.balanceWei.toString(),
+  reservedWei: account.reservedWei.toString(),
+  spentWei: account.spentWei.toString(),
+  limits: { dailyWei: digits(account.limits.dailyWei), weeklyWei: digits(account.limits.weeklyWei), monthlyWei: digits(account.limits.monthlyWei) }
+})
+
+const entryView = (entry: LedgerEntry): typeof LedgerEntryView.Type => ({
+  id: entry.id,
+  kind: entry.kind,
+  amountWei: entry.amountWei.toString(),
+  balanceAfterWei: entry.balanceAfterWei.toString(),
+  reference: entry.reference,
+  apiKeyId: entry.apiKeyId,
+  note: entry.note,
+  createdAt: entry.createdAt.toISOString()
+})
+
+export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handlers) =>
+  Effect.gen(function* () {
+    const ledger = yield* Ledger
+    const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
+    return handlers
+      .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
+      .handle("putLimits", ({ payload }) =>
+        Effect.flatMap(accountId, (id) =>
+          Effect.map(
+            ledger.setLimits(id, {
+              dailyWei: payload.dailyWei ?? null,
+              weeklyWei: payload.weeklyWei ?? null,
+              monthlyWei: payload.monthlyWei ?? null
+            }),
+            accountView
+          )
+        )
+      )
+      .handle("getLedger", ({ urlParams }) =>
+        Effect.flatMap(accountId, (id) =>
+          Effect.map(ledger.entries(id, { limit: urlParams.limit ?? DEFAULT_PAGE, cursor: urlParams.cursor }), (page) => ({
+            object: "list" as const,
+            data: page.entries.map(entryView),
+            nextCursor: page.nextCursor
+          }))
+        )
+      )
+  })
+)

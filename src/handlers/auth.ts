@@ -1,0 +1,176 @@
+/**
+ * Sign-in, logout and `/v1/me` (decode, call SignIn or Identities, encode), and `SessionAuthLive`: the session
+ * cookie or a wallet-signed request, turned into `CurrentIdentity` for every group behind SessionAuth.
+ */
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { getAddress } from "viem"
+import { normalizeEmail } from "../../domain/accounts/ids.ts"
+import { SESSION_LIFETIME_MS } from "../../domain/accounts/policies.ts"
+import { carriesSignature } from "../../domain/accounts/signedRequest.ts"
+import { Identities, type Identity } from "../../services/accounts/Identity.ts"
+import { SESSION_COOKIE, Sessions } from "../../services/accounts/Sessions.ts"
+import { SignedRequests } from "../../services/accounts/SignedRequests.ts"
+import { SignIn } from "../../services/accounts/SignIn.ts"
+import { AppConfig, type AppConfigShape } from "../../services/platform/AppConfig.ts"
+import { CurrentIdentity, SessionAuth } from "../api/SessionAuth.ts"
+import { ServerApi } from "../api/ServerApi.ts"
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+
+/**
+ * The session cookie is Secure unless the service is reached over plain HTTP: PUBLIC_BASE_URL decides when set
+ * (https or not), else a loopback HOST means a local run without TLS.
+ */
+export const sessionCookieIsSecure = (config: Pick<AppConfigShape, "host" | "publicBaseUrl">): boolean =>
+  Option.match(config.publicBaseUrl, {
+    onSome: (url) => url.toLowerCase().startsWith("https:"),
+    onNone: () => !LOOPBACK_HOSTS.has(config.host.toLowerCase())
+  })
+
+/** A new or just-extended session lives the full lifetime from now: the cookie says so without reading any clock. */
+const cookieSetter = (secure: boolean) => (token: string) =>
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(
+      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, token, {
+        httpOnly: true,
+        secure,
+        sameSite: "lax",
+        path: "/",
+        maxAge: Duration.millis(SESSION_LIFETIME_MS)
+      })
+    )
+  )
+
+const clearCookie = (secure: boolean) =>
+  HttpApp.appendPreResponseHandler((_request, response) =>
+    Effect.succeed(
+      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, "", { httpOnly: true, secure, sameSite: "lax", path: "/", maxAge: Duration.zero })
+    )
+  )
+
+/** The identity as `/v1/me` shows it. */
+export const meView = (identity: Identity) => ({
+  cf_id: identity.cfId,
+  email: identity.email,
+  wallet_address: identity.walletAddress === null ? null : getAddress(identity.walletAddress),
+  display_name: identity.displayName,
+  referral_code: identity.referralCode,
+  points_balance: identity.pointsBalance,
+  active_context: { type: "personal" as const }
+})
+
+const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrUndefined(request.remoteAddress))
+const hostHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["host"])
+const sessionToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.cookies[SESSION_COOKIE] ?? "")
+
+export const SessionAuthLive = Layer.effect(
+  SessionAuth,
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const signed = yield* SignedRequests
+    const setCookie = cookieSetter(sessionCookieIsSecure(yield* AppConfig))
+    return SessionAuth.of({
+      session: (token) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // A request carrying any X-CF-* header means to be signed and is judged as such, whatever cookie it has.
+          if (carriesSignature(request.headers)) {
+            const body = yield* Effect.orDie(request.arrayBuffer)
+            const identity = yield* signed.authenticate({
+              method: request.method,
+              pathWithQuery: request.url,
+              headers: request.headers,
+              body: new Uint8Array(body)
+            })
+            return { ...identity, via: "signed" as const }
+          }
+          const raw = Redacted.value(token)
+          const { extendedUntil, identity } = yield* sessions.authenticate(raw)
+          if (Option.isSome(extendedUntil)) yield* setCookie(raw)
+          return { ...identity, via: "session" as const }
+        })
+    })
+  })
+)
+
+const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
+  Effect.gen(function* () {
+    const signIn = yield* SignIn
+    const secure = sessionCookieIsSecure(yield* AppConfig)
+    const setCookie = cookieSetter(secure)
+    const signedIn = ({ identity, session }: { identity: Identity; session: { token: string; expiresAt: Date } }) =>
+      Effect.as(setCookie(session.token), meView(identity))
+    return handlers
+      .handle("emailStart", ({ payload }) =>
+        Effect.gen(function* () {
+          const email = normalizeEmail(payload.email)
+          const sent = yield* signIn.startEmail(email, yield* clientIp)
+          return { email, expiresAt: sent.expiresAt.toISOString() }
+        })
+      )
+      .handle("emailVerify", ({ payload }) =>
+        Effect.gen(function* () {
+          const result = yield* signIn.verifyEmail({
+            email: normalizeEmail(payload.email),
+            code: payload.code,
+            referralCode: payload.referralCode,
+            clientIp: yield* clientIp
+          })
+          return yield* signedIn(result)
+        })
+      )
+      .handle("siweNonce", () =>
+        Effect.gen(function* () {
+          const issued = yield* signIn.siweNonce(yield* clientIp, yield* hostHeader)
+          return { ...issued, version: "1" as const, expiresAt: issued.expiresAt.toISOString() }
+        })
+      )
+      .handle("siweVerify", ({ payload }) =>
+        Effect.gen(function* () {
+          const result = yield* signIn.verifySiwe({
+            message: payload.message,
+            signature: payload.signature,
+            clientIp: yield* clientIp,
+            hostHeader: yield* hostHeader
+          })
+          return yield* signedIn(result)
+        })
+      )
+      .handle("logout", () => Effect.zipRight(Effect.flatMap(sessionToken, signIn.logout), clearCookie(secure)))
+  })
+)
+
+const MeGroupLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
+  Effect.gen(function* () {
+    const signIn = yield* SignIn
+    const identities = yield* Identities
+    return handlers
+      .handle("me", () => Effect.flatMap(CurrentIdentity, ({ cfId }) => Effect.map(identities.require(cfId), meView)))
+      .handle("updateMe", ({ payload }) =>
+        Effect.flatMap(CurrentIdentity, ({ cfId }) =>
+          Effect.map(
+            payload.display_name === undefined ? identities.require(cfId) : identities.setDisplayName(cfId, payload.display_name),
+            meView
+          )
+        )
+      )
+      .handle("emailStart", ({ payload }) =>
+        Effect.gen(function* () {
+          const { cfId } = yield* CurrentIdentity
+          const email = normalizeEmail(payload.email)
+          const sent = yield* signIn.startAddEmail(cfId, email, yield* clientIp)
+          return { email, expiresAt: sent.expiresAt.toISOString() }
+        })
+      )
+      .handle("emailVerify", ({ payload }) =>
+        Effect.gen(function* () {
+          const { cfId } = yield* CurrentIdentity
+          return meView(yield* signIn.verifyAddEmail(cfId, normalizeEmail(payload.email), payload.code))
+        })
+      )
+  })
+)
+
+/** Both groups; SessionAuthLive comes with the identity services (layers/Identity.ts), for every group that uses it. */
+export const AuthHandlers = Layer.mergeAll(AuthGroupLive, MeGroupLive)
