@@ -85,6 +85,20 @@ describe("GET /v1/usage", () => {
     expect(revoked.body.error.code).toBe("api_key_revoked")
   })
 
+  it("a key frozen by support is refused, and its owner cannot lift that freeze (403 naming support)", async () => {
+    const { key, secret } = await issue()
+    const frozen = await onFirst().call("POST", `/v1/admin/keys/${key.id}/freeze`, undefined, {
+      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
+    })
+    expect(frozen.body).toEqual({ id: key.id, status: "frozen", frozenBy: "admin" })
+    expect((await usage(first, secret)).body.error.code).toBe("api_key_frozen")
+    const lifted = await onFirst().call("POST", `/v1/keys/${key.id}/reactivate`, undefined, { cookie, ip: "203.0.113.20" })
+    expect(lifted.status).toBe(403)
+    expect(lifted.body.error).toMatchObject({ code: "forbidden" })
+    expect(lifted.body.error.message).toContain("support")
+    expect((await onFirst().call("POST", "/v1/admin/keys/key_0000000000000000/freeze", undefined, { headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` } })).status).toBe(404)
+  })
+
   it("a key revoked through one instance is refused by the other within a second", async () => {
     const { key, secret } = await issue()
     expect((await usage(second, secret)).status).toBe(200)

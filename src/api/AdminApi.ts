@@ -103,6 +103,14 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addError(errorWire(NotFound))
       .addError(errorWire(ValidationFailed))
   )
+  .add(
+    HttpApiEndpoint.post("freezeKey", "/v1/admin/keys/:id/freeze")
+      .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.pattern(/^key_[0-9a-f]{16}$/)) }))
+      .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("active", "frozen", "revoked"), frozenBy: Schema.NullOr(Schema.String) }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+  )
   .middleware(MaintainerAuth) {}
 
 export class AdminApi extends HttpApi.make("admin")

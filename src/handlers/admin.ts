@@ -6,6 +6,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Unauthorized } from "../../domain/errors.ts"
+import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
 import { Ledger } from "../../services/accounts/Ledger.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
@@ -55,6 +56,7 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
     const repository = yield* RevisionRepository
     const priceScan = yield* PriceScan
     const ledger = yield* Ledger
+    const keys = yield* ApiKeys
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     return handlers
       .handle("revisions", () =>
@@ -99,6 +101,9 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
             createdAt: entry.createdAt.toISOString()
           }
         })
+      )
+      .handle("freezeKey", ({ path }) =>
+        Effect.map(keys.freezeByAdmin(path.id), (key) => ({ id: key.id, status: key.status, frozenBy: key.frozenBy }))
       )
   })
 ).pipe(Layer.provide(MaintainerAuthLive))
