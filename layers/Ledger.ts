@@ -1,10 +1,17 @@
 /**
- * The credit ledger (issue 9): the Ledger service (balances, holds, caps) and the sweeper of expired holds.
- * SqlClient and AppConfig come from the composition around it.
+ * The credit ledger (issue 9): the Ledger service (balances, holds, caps), the sweeper of expired holds, and on-chain
+ * funding (deposit references, the deposit watcher, withdrawals). SqlClient, AppConfig and the chain come from the
+ * composition around it.
  */
 import { Layer } from "effect"
+import { DepositWatcherLive } from "../services/accounts/DepositWatcher.ts"
+import { Funding } from "../services/accounts/Funding.ts"
 import { HoldSweeperLive } from "../services/accounts/HoldSweeper.ts"
 import { Ledger } from "../services/accounts/Ledger.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 
-export const LedgerLive = HoldSweeperLive.pipe(Layer.provideMerge(Ledger.Default), Layer.provide(Jobs.Default))
+export const LedgerLive = Layer.merge(HoldSweeperLive, DepositWatcherLive).pipe(
+  Layer.provideMerge(Funding.Default),
+  Layer.provideMerge(Ledger.Default),
+  Layer.provide(Jobs.Default)
+)

@@ -8,6 +8,7 @@ import revisions from "./0003_revisions.ts"
 import identity from "./0004_identity.ts"
 import ledger from "./0005_ledger.ts"
 import apiKeys from "./0006_api_keys.ts"
+import funding from "./0007_funding.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -15,5 +16,6 @@ export const migrations = {
   "0003_revisions": revisions,
   "0004_identity": identity,
   "0005_ledger": ledger,
-  "0006_api_keys": apiKeys
+  "0006_api_keys": apiKeys,
+  "0007_funding": funding
 }

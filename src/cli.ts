@@ -4,14 +4,19 @@
  * not be running on the same DATA_DIR at the same time (use the admin endpoints while it runs).
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Either, Layer, Option } from "effect"
+import { Console, Effect, Either, Layer, Option, Redacted } from "effect"
 import { formatCredits, parseCredits } from "../domain/accounts/ledger.ts"
 import { formatBasket, formatScanReport } from "../domain/catalog/scanReport.ts"
 import { computeIndex18 } from "../domain/index/scu.ts"
 import { formatUsd18, type Usd18 } from "../domain/money.ts"
 import { DatabaseLive, SqlLive } from "../layers/Database.ts"
 import { LoggingLive } from "../layers/Logging.ts"
+import { createWalletClient, type Hex, http as viemHttp } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { ChainLive } from "../layers/Chain.ts"
 import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
+import { creditTokenAbi, FundingContractsTag } from "../services/chain/funding.ts"
+import { ChainEndpointTag } from "../services/chain/Registry.ts"
 import { Ledger } from "../services/accounts/Ledger.ts"
 import { Registry } from "../services/chain/Registry.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
@@ -40,6 +45,8 @@ commands:
   oracle verify      check every confirmed revision against its manifest and the chain; non-zero on a mismatch
   accounts grant <email|cf_id|wallet> <credits>
                      credit an account with credits (a decimal, 18 decimals: 25, 0.5) as an operator grant
+  accounts faucet <address> <credits>
+                     mint test CreditTokens to an address (embedded chain only), to deposit them
   help               show this text`
 
 class CliFailure extends Error {}
@@ -198,6 +205,43 @@ const grant = (who: string, credits: string) =>
       )
   })
 
+/** Mints test tokens with the minter key: the embedded chain only (a configured network has no minter). */
+const faucet = (to: string, credits: string) =>
+  Either.match(parseCredits(credits), {
+    onLeft: (message) => Effect.fail(new CliFailure(message)),
+    onRight: (amountWei) =>
+      !/^0x[0-9a-fA-F]{40}$/.test(to)
+        ? Effect.fail(new CliFailure(`${to} is not an address (0x and 40 hex digits)`))
+        : Effect.gen(function* () {
+            const endpoint = yield* ChainEndpointTag
+            const funding = yield* FundingContractsTag
+            if (!endpoint.embedded || Option.isNone(funding) || Option.isNone(funding.value.minterKey)) {
+              return yield* Effect.fail(new CliFailure("the faucet mints on the embedded chain only; this service uses a configured network (RPC_URL)"))
+            }
+            const contracts = funding.value
+            const minterKey = Option.getOrThrow(contracts.minterKey)
+            const registry = yield* Registry
+            const minter = createWalletClient({
+              chain: registry.client.chain,
+              transport: viemHttp(endpoint.rpcUrl),
+              account: privateKeyToAccount(Redacted.value(minterKey))
+            })
+            yield* Console.log(`minting ${formatCredits(amountWei)} credits (${amountWei} wei) of the CreditToken ${contracts.token} to ${to}...`)
+            const txHash = yield* Effect.tryPromise(() =>
+              minter.writeContract({ address: contracts.token, abi: creditTokenAbi, functionName: "mint", args: [to as Hex, amountWei], chain: registry.client.chain })
+            )
+            const receipt = yield* Effect.tryPromise(() => registry.client.waitForTransactionReceipt({ hash: txHash }))
+            if (receipt.status !== "success") return yield* Effect.fail(new CliFailure(`the mint ${txHash} reverted`))
+            const balance = yield* Effect.tryPromise(() =>
+              registry.client.readContract({ address: contracts.token, abi: creditTokenAbi, functionName: "balanceOf", args: [to as Hex] })
+            )
+            yield* Console.log(
+              `minted in ${txHash} (block ${receipt.blockNumber}); ${to} holds ${formatCredits(balance)} credits (${balance} wei). ` +
+                `Approve the treasury ${contracts.treasury}, then deposit(accountRef, amount) with the accountRef of GET /v1/account/funding.`
+            )
+          }).pipe(Effect.provide(ChainLive))
+  })
+
 const args = process.argv.slice(2)
 const verbose = args.includes("--verbose")
 const [command = "help", subcommand, argument, secondArgument] = args.filter((arg) => !arg.startsWith("--"))
@@ -206,7 +250,9 @@ const revisionArgument = argument !== undefined && /^[1-9][0-9]*$/.test(argument
 const program: Effect.Effect<void, unknown> | undefined = (() => {
   if (command === "migrate") return migrate
   if (command === "accounts") {
-    return subcommand === "grant" && argument !== undefined && secondArgument !== undefined ? grant(argument, secondArgument) : undefined
+    if (argument === undefined || secondArgument === undefined) return undefined
+    if (subcommand === "grant") return grant(argument, secondArgument)
+    return subcommand === "faucet" ? faucet(argument, secondArgument) : undefined
   }
   if (command !== "oracle") return undefined
   switch (subcommand) {

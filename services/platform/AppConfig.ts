@@ -135,7 +135,9 @@ export const appConfig = Config.all({
   ledger: Config.all({
     // Longer than any request may run: a hold still live after it was left by a crash, and the sweeper releases it.
     holdTtlSeconds: positiveInteger("HOLD_TTL_SECONDS", 900),
-    holdSweepIntervalSeconds: nonNegativeNumber("HOLD_SWEEP_INTERVAL_SECONDS", 60)
+    holdSweepIntervalSeconds: nonNegativeNumber("HOLD_SWEEP_INTERVAL_SECONDS", 60),
+    // How often one replica reads the treasury's Deposited events and credits them; 0: off.
+    fundingScanIntervalSeconds: nonNegativeNumber("FUNDING_SCAN_INTERVAL_SECONDS", 5)
   })
 })
 

@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LedgerEntryKind, PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { NotFound, ValidationFailed } from "../../domain/errors.ts"
+import { ContractError, InsufficientBalance, NotFound, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues } from "./shared.ts"
@@ -53,6 +53,33 @@ export const LimitsChange = reportAllIssues(
   })
 )
 
+const Address = Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{40}$/)).annotations({
+  description: "An EVM address, 0x and 40 hex digits",
+  jsonSchema: { type: "string", pattern: "^0x[0-9a-fA-F]{40}$" }
+})
+const Bytes32 = Schema.String.annotations({ description: "0x and 64 hex digits", jsonSchema: { type: "string", pattern: "^0x[0-9a-f]{64}$" } })
+
+export const FundingView = Schema.Struct({
+  chainId: Schema.Number,
+  token: Schema.String.annotations({ description: "The ERC-20 to approve to the treasury" }),
+  treasury: Schema.String.annotations({ description: "Call `deposit(accountRef, amount)` here after `approve`" }),
+  accountRef: Bytes32.annotations({ description: "This account's deposit reference" }),
+  decimals: Schema.Number,
+  confirmations: Schema.Number.annotations({ description: "Blocks (the deposit's own included) before a deposit is credited" })
+}).annotations({ identifier: "AccountFunding" })
+
+export const WithdrawalRequest = reportAllIssues(
+  Schema.Struct({ to: Address, amountWei: PositiveWei })
+)
+
+export const WithdrawalView = Schema.Struct({
+  id: Schema.String.annotations({ description: "The withdrawal id: the reference of its ledger entry" }),
+  to: Schema.String,
+  amountWei: WeiDigits,
+  txHash: Bytes32,
+  balanceWei: WeiDigits.annotations({ description: "The balance after the debit" })
+}).annotations({ identifier: "Withdrawal" })
+
 const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
 const LedgerQuery = reportAllIssues(
   Schema.Struct({
@@ -89,6 +116,23 @@ export class AccountGroup extends HttpApiGroup.make("account")
       .addSuccess(LedgerPage)
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "The account's ledger entries, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("getFunding", "/v1/account/funding")
+      .addSuccess(FundingView)
+      .addError(errorWire(ServiceUnavailable))
+      .annotate(OpenApi.Summary, "Where and how to deposit: chain, token, treasury, this account's reference, confirmations")
+  )
+  .add(
+    HttpApiEndpoint.post("postWithdrawal", "/v1/account/withdrawals")
+      .setPayload(WithdrawalRequest)
+      .addSuccess(WithdrawalView, { status: 201 })
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(InsufficientBalance))
+      .addError(errorWire(ServiceUnavailable))
+      .addError(errorWire(ContractError))
+      .addError(errorWire(NotFound))
+      .annotate(OpenApi.Summary, "Debit the ledger and send the tokens from the treasury through the relayer")
   )
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Account") {}

@@ -3,7 +3,10 @@
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import type { Hex } from "viem"
+import { Funding } from "../../services/accounts/Funding.ts"
 import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
+import { toContractError } from "../../services/oracle/Publisher.ts"
 import type { AccountView, LedgerEntryView } from "../api/AccountApi.ts"
 import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
@@ -33,6 +36,7 @@ const entryView = (entry: LedgerEntry): typeof LedgerEntryView.Type => ({
 export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
+    const funding = yield* Funding
     const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
     return handlers
       .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
@@ -45,6 +49,15 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
               monthlyWei: payload.monthlyWei ?? null
             }),
             accountView
+          )
+        )
+      )
+      .handle("getFunding", () => Effect.flatMap(accountId, funding.info))
+      .handle("postWithdrawal", ({ payload }) =>
+        Effect.flatMap(accountId, (id) =>
+          funding.withdraw({ accountId: id, to: payload.to.toLowerCase() as Hex, amountWei: payload.amountWei }).pipe(
+            Effect.catchTag("ChainFailure", (failure) => Effect.fail(toContractError(failure))),
+            Effect.map((w) => ({ id: w.id, to: w.to, amountWei: w.amountWei.toString(), txHash: w.txHash, balanceWei: w.balanceWei.toString() }))
           )
         )
       )

@@ -1,0 +1,292 @@
+/**
+ * Deposits and withdrawals over real sockets (issue 9 item 6): the account's funding details, the deposit watcher
+ * crediting a deposit exactly once (a re-scan and a second instance credit nothing twice), a deposit to an unknown
+ * reference recorded and not credited, and withdrawals through the relayer with their failures mapped to
+ * contract_error and refunded.
+ */
+import { createHash, randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import pg from "pg"
+import { createPublicClient, createWalletClient, type Hex, http, keccak256, toHex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { foundry } from "viem/chains"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { creditTokenAbi, treasuryAbi } from "../services/chain/funding.ts"
+import { makeClient, signInByWallet } from "./support/accounts.ts"
+import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { cleanEnv, startProcess } from "./support/process.ts"
+import { freePort, startTestServer, type TestServer } from "./support/server.ts"
+
+// anvil's public development keys 1 and 2: the embedded chain's relayer and minter.
+const RELAYER_KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+const MINTER_KEY: Hex = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"
+const MAINTAINER_TOKEN = "funding-flows-maintainer-token"
+const IP = "203.0.113.61"
+const ONE = 10n ** 18n
+
+let database: TestDatabase
+let first: TestServer
+let second: TestServer | undefined
+let rpcUrl: string
+let cookie: string
+let cfId: string
+let funding: { chainId: number; token: Hex; treasury: Hex; accountRef: Hex; decimals: number; confirmations: number }
+const userKey: Hex = generatePrivateKey()
+const user = privateKeyToAccount(userKey)
+
+const api = () => makeClient(first.baseUrl)
+const balance = async () => BigInt((await api().call("GET", "/v1/account", undefined, { cookie, ip: IP })).body.balanceWei as string)
+const chainOf = (chainId: number) => ({ ...foundry, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } })
+const publicClient = () => createPublicClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), pollingInterval: 50 })
+const walletOf = (key: Hex) => createWalletClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), account: privateKeyToAccount(key) })
+const query = async (text: string, values: Array<unknown> = []) => {
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    return (await client.query(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+const waitFor = async (check: () => Promise<boolean>, what: string, ms = 20_000) => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+const send = async (key: Hex, request: { address: Hex; abi: typeof creditTokenAbi | typeof treasuryAbi; functionName: string; args: ReadonlyArray<unknown> }) => {
+  const hash = await walletOf(key).writeContract(request as never)
+  const receipt = await publicClient().waitForTransactionReceipt({ hash })
+  expect(receipt.status).toBe("success")
+  return receipt
+}
+const deposit = async (key: Hex, accountRef: Hex, amount: bigint) => {
+  const from = privateKeyToAccount(key).address
+  await send(MINTER_KEY, { address: funding.token, abi: creditTokenAbi, functionName: "mint", args: [from, amount] })
+  await send(key, { address: funding.token, abi: creditTokenAbi, functionName: "approve", args: [funding.treasury, amount] })
+  return send(key, { address: funding.treasury, abi: treasuryAbi, functionName: "deposit", args: [accountRef, amount] })
+}
+/** Rewinds the watcher's position to block 0 and waits until it has scanned past `block` again. */
+const rescanPast = async (block: bigint) => {
+  await query("UPDATE funding_scan_state SET next_block = 0")
+  await waitFor(async () => {
+    const rows = await query("SELECT next_block::text AS n FROM funding_scan_state")
+    return rows.length > 0 && BigInt(rows[0].n as string) > block
+  }, "the re-scan")
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase()
+  const chainPort = await freePort()
+  rpcUrl = `http://127.0.0.1:${chainPort}`
+  first = await startTestServer({
+    DATABASE_URL: database.url,
+    EMBEDDED_CHAIN_PORT: String(chainPort),
+    RATE_LIMIT_ENABLED: "false",
+    MAINTAINER_TOKEN,
+    FUNDING_SCAN_INTERVAL_SECONDS: "0.2"
+  })
+  const signedIn = await signInByWallet(api(), user, IP)
+  cookie = signedIn.cookie
+  cfId = signedIn.me.cf_id
+  const answer = await api().call("GET", "/v1/account/funding", undefined, { cookie, ip: IP })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+  funding = answer.body
+  // The user pays gas for approve and deposit.
+  await publicClient().request({ method: "anvil_setBalance" as never, params: [user.address, toHex(10n ** 20n)] as never })
+}, 120_000)
+
+afterAll(async () => {
+  await second?.close()
+  await first?.close()
+  await database?.close()
+})
+
+describe("GET /v1/account/funding", () => {
+  it("names the embedded chain's contracts, one confirmation and a stable bytes32 reference of this account", async () => {
+    expect(funding).toMatchObject({ decimals: 18, confirmations: 1 })
+    expect(funding.token).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(funding.treasury).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect(funding.accountRef).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(await publicClient().getChainId()).toBe(funding.chainId)
+    const again = await api().call("GET", "/v1/account/funding", undefined, { cookie, ip: IP })
+    expect(again.body.accountRef).toBe(funding.accountRef)
+    const other = await signInByWallet(api(), privateKeyToAccount(generatePrivateKey()), IP)
+    const theirs = await api().call("GET", "/v1/account/funding", undefined, { cookie: other.cookie, ip: IP })
+    expect(theirs.body.accountRef).not.toBe(funding.accountRef)
+    expect((await api().call("GET", "/v1/account/funding", undefined, { ip: IP })).status).toBe(401)
+  })
+})
+
+describe("the deposit watcher", () => {
+  let depositBlock: bigint
+  const amount = 7n * ONE + 123n
+
+  it("credits a deposit with the account's reference by exactly its amount, once", async () => {
+    const before = await balance()
+    const receipt = await deposit(userKey, funding.accountRef, amount)
+    depositBlock = receipt.blockNumber
+    await waitFor(async () => (await balance()) === before + amount, "the deposit to be credited")
+    const ledger = await api().call("GET", "/v1/account/ledger", undefined, { cookie, ip: IP })
+    const deposits = (ledger.body.data as Array<{ kind: string; reference: string; amountWei: string }>).filter((e) => e.kind === "deposit")
+    expect(deposits).toHaveLength(1)
+    expect(deposits[0]).toMatchObject({ amountWei: amount.toString() })
+    expect(deposits[0]!.reference).toMatch(new RegExp(`^${receipt.transactionHash}:\\d+$`))
+  })
+
+  it("records a deposit to an unknown reference as unmatched and credits nobody", async () => {
+    const before = await balance()
+    const unknownRef = keccak256(toHex("nobody's reference"))
+    const receipt = await deposit(userKey, unknownRef, ONE)
+    await waitFor(async () => (await query("SELECT 1 FROM funding_unmatched_deposits WHERE tx_hash = $1", [receipt.transactionHash])).length === 1, "the unmatched record")
+    const [row] = await query("SELECT account_ref, amount_wei::text AS amount FROM funding_unmatched_deposits WHERE tx_hash = $1", [receipt.transactionHash])
+    expect(row).toEqual({ account_ref: unknownRef, amount: ONE.toString() })
+    expect(await balance()).toBe(before)
+  })
+
+  it("credits nothing twice when the same range is scanned again", async () => {
+    const before = await balance()
+    await rescanPast(depositBlock)
+    expect(await balance()).toBe(before)
+    expect(await query("SELECT count(*)::int AS n FROM funding_unmatched_deposits")).toEqual([{ n: 1 }])
+  })
+
+  it("credits nothing twice when a second instance scans the same chain and database", async () => {
+    const before = await balance()
+    const registry = (await api().call("GET", "/v1/oracle/contract-metadata")).body.address as string
+    second = await startTestServer({
+      DATABASE_URL: database.url,
+      RPC_URL: rpcUrl,
+      CHAIN_ID: String(funding.chainId),
+      CHAIN_CONFIRMATIONS: "1",
+      REGISTRY_ADDRESS: registry,
+      TREASURY_ADDRESS: funding.treasury,
+      CREDIT_TOKEN_ADDRESS: funding.token,
+      RATE_LIMIT_ENABLED: "false",
+      FUNDING_SCAN_INTERVAL_SECONDS: "0.2"
+    })
+    await rescanPast(depositBlock)
+    await rescanPast(depositBlock)
+    expect(await balance()).toBe(before)
+    const deposits = await query("SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'deposit'")
+    expect(deposits).toEqual([{ n: 1 }])
+  }, 60_000)
+})
+
+describe("POST /v1/account/withdrawals", () => {
+  const withdraw = (body: unknown) => api().call("POST", "/v1/account/withdrawals", body, { cookie, ip: IP })
+  const tokenBalance = (address: Hex) =>
+    publicClient().readContract({ address: funding.token, abi: creditTokenAbi, functionName: "balanceOf", args: [address] })
+  const entriesOf = async (kind: string) =>
+    ((await api().call("GET", "/v1/account/ledger?limit=100", undefined, { cookie, ip: IP })).body.data as Array<{ kind: string; reference: string }>).filter((e) => e.kind === kind)
+
+  it("debits the ledger and sends the tokens from the treasury", async () => {
+    const before = await balance()
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    const answer = await withdraw({ to, amountWei: (2n * ONE).toString() })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+    expect(answer.body).toMatchObject({ to: to.toLowerCase(), amountWei: (2n * ONE).toString(), balanceWei: (before - 2n * ONE).toString() })
+    expect(await tokenBalance(to)).toBe(2n * ONE)
+    expect(await balance()).toBe(before - 2n * ONE)
+    expect((await entriesOf("withdrawal")).map((e) => e.reference)).toContain(answer.body.id)
+  })
+
+  it("accepts a signed request instead of a session", async () => {
+    const before = await balance()
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    const body = JSON.stringify({ to, amountWei: ONE.toString() })
+    const timestamp = Math.floor(Date.now() / 1000)
+    const nonce = randomBytes(12).toString("hex")
+    const bodyHash = createHash("sha256").update(body).digest("hex")
+    const message = `CF-SIGNED-REQUEST\nPOST\n/v1/account/withdrawals\n${timestamp}\n${nonce}\n${bodyHash}`
+    const answer = await api().call("POST", "/v1/account/withdrawals", body, {
+      ip: IP,
+      headers: { "x-cf-address": user.address, "x-cf-timestamp": String(timestamp), "x-cf-nonce": nonce, "x-cf-signature": await user.signMessage({ message }) }
+    })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+    expect(await tokenBalance(to)).toBe(ONE)
+    expect(await balance()).toBe(before - ONE)
+  })
+
+  it("refuses bad input with 422 and too large an amount with 402, writing nothing", async () => {
+    const before = await balance()
+    const count = (await entriesOf("withdrawal")).length
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    for (const body of [{ to: "not-an-address", amountWei: "1" }, { to, amountWei: "0" }, { to, amountWei: "-5" }, { to }, {}]) {
+      const answer = await withdraw(body)
+      expect(answer.status, JSON.stringify(body)).toBe(422)
+      expect(answer.body.error.code).toBe("validation_failed")
+    }
+    const tooMuch = await withdraw({ to, amountWei: (before + 1n).toString() })
+    expect(tooMuch.status).toBe(402)
+    expect(tooMuch.body.error.code).toBe("insufficient_balance")
+    expect(await balance()).toBe(before)
+    expect(await entriesOf("withdrawal")).toHaveLength(count)
+  })
+
+  it("answers contract_error contract_rejected and refunds when the treasury holds too little", async () => {
+    const granted = await api().call("POST", `/v1/admin/accounts/${cfId}/credits`, { amountWei: (1000n * ONE).toString() }, {
+      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
+    })
+    expect(granted.status, JSON.stringify(granted.body)).toBeLessThan(300)
+    const before = await balance()
+    const answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: (500n * ONE).toString() })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(500)
+    expect(answer.body.error.code).toBe("contract_error")
+    expect(answer.body.error.details.chainFailure.reason).toBe("contract_rejected")
+    expect(answer.body.error.message).toMatch(/treasury refused the call: InsufficientTreasuryBalance/)
+    expect(await balance()).toBe(before)
+    const refunds = await entriesOf("withdrawal_refund")
+    expect(refunds).toHaveLength(1)
+  })
+
+  it("answers contract_error relayer_unfunded and refunds when the relayer has no gas", async () => {
+    const relayer = privateKeyToAccount(RELAYER_KEY).address
+    const gas = await publicClient().getBalance({ address: relayer })
+    await publicClient().request({ method: "anvil_setBalance" as never, params: [relayer, "0x0"] as never })
+    try {
+      const before = await balance()
+      const answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: ONE.toString() })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(500)
+      expect(answer.body.error.code).toBe("contract_error")
+      expect(answer.body.error.details.chainFailure.reason).toBe("relayer_unfunded")
+      expect(await balance()).toBe(before)
+      expect(await entriesOf("withdrawal_refund")).toHaveLength(2)
+    } finally {
+      await publicClient().request({ method: "anvil_setBalance" as never, params: [relayer, toHex(gas)] as never })
+    }
+  })
+})
+
+describe("npm run accounts -- faucet", () => {
+  const runCli = async (args: ReadonlyArray<string>, env: Record<string, string>) => {
+    const cli = startProcess(process.execPath, ["--import", "tsx", "src/cli.ts", "accounts", ...args], cleanEnv(env))
+    const code = await cli.exited
+    return { code, output: cli.output() }
+  }
+
+  it("mints test tokens on the embedded chain and refuses a configured network", async () => {
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-faucet-"))
+    try {
+      const to = privateKeyToAccount(generatePrivateKey()).address
+      const env = { DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(await freePort()), LOG_LEVEL: "WARN" }
+      const minted = await runCli(["faucet", to, "2.5"], env)
+      expect(minted.code, minted.output).toBe(0)
+      expect(minted.output).toMatch(new RegExp(`minted in 0x[0-9a-f]{64} \\(block \\d+\\); ${to} holds 2\\.5 credits \\(2500000000000000000 wei\\)`))
+      const again = await runCli(["faucet", to, "1"], env)
+      expect(again.output).toMatch(/holds 3\.5 credits/)
+      const refused = await runCli(["faucet", to, "1"], { ...env, RPC_URL: rpcUrl, REGISTRY_ADDRESS: funding.treasury })
+      expect(refused.code).not.toBe(0)
+      expect(refused.output).toMatch(/embedded chain only/)
+      const bad = await runCli(["faucet", "nope", "1"], env)
+      expect(bad.code).not.toBe(0)
+      expect(bad.output).toMatch(/not an address/)
+    } finally {
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }, 90_000)
+})
