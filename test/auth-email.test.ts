@@ -5,7 +5,7 @@
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeClient, sessionCookieOf, signInByEmail } from "./support/accounts.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { createTestDatabase, queryDatabase, type TestDatabase } from "./support/database.ts"
 import { type Mailbox, startMailbox } from "./support/mailbox.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 
@@ -32,15 +32,7 @@ afterAll(async () => {
   await database?.close()
 })
 
-const query = async (text: string, values: Array<unknown> = []) => {
-  const db = new pg.Client({ connectionString: database.url })
-  await db.connect()
-  try {
-    return (await db.query(text, values)).rows
-  } finally {
-    await db.end()
-  }
-}
+const query = (text: string, values: ReadonlyArray<unknown> = []) => queryDatabase(database, text, values)
 
 describe("sign-in by e-mail code", () => {
   it("mails a code, and the code signs in: a CF ID, a session cookie, /v1/me", async () => {

@@ -8,14 +8,13 @@ import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import pg from "pg"
 import { createPublicClient, createWalletClient, type Hex, http, keccak256, toHex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { foundry } from "viem/chains"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { creditTokenAbi, treasuryAbi } from "../services/chain/funding.ts"
 import { makeClient, signInByWallet } from "./support/accounts.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { createTestDatabase, queryDatabase, type TestDatabase } from "./support/database.ts"
 import { cleanEnv, startProcess } from "./support/process.ts"
 import { freePort, startTestServer, type TestServer } from "./support/server.ts"
 
@@ -41,15 +40,7 @@ const balance = async () => BigInt((await api().call("GET", "/v1/account", undef
 const chainOf = (chainId: number) => ({ ...foundry, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } })
 const publicClient = () => createPublicClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), pollingInterval: 50 })
 const walletOf = (key: Hex) => createWalletClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), account: privateKeyToAccount(key) })
-const query = async (text: string, values: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows
-  } finally {
-    await client.end()
-  }
-}
+const query = (text: string, values: ReadonlyArray<unknown> = []) => queryDatabase(database, text, values)
 const waitFor = async (check: () => Promise<boolean>, what: string, ms = 20_000) => {
   const until = Date.now() + ms
   while (Date.now() < until) {

@@ -2,12 +2,11 @@
  * Sessions (issue 9): the cf_session cookie's attributes, sliding expiry, logout, unknown and expired sessions.
  */
 import { Option } from "effect"
-import pg from "pg"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sessionCookieIsSecure } from "../src/handlers/auth.ts"
 import { makeClient, signInByWallet, siweSignature } from "./support/accounts.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { createTestDatabase, queryDatabase, type TestDatabase } from "./support/database.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 
 let database: TestDatabase
@@ -25,15 +24,7 @@ afterAll(async () => {
   await database?.close()
 })
 
-const query = async (text: string, values: Array<unknown> = []) => {
-  const db = new pg.Client({ connectionString: database.url })
-  await db.connect()
-  try {
-    return (await db.query(text, values)).rows
-  } finally {
-    await db.end()
-  }
-}
+const query = (text: string, values: ReadonlyArray<unknown> = []) => queryDatabase(database, text, values)
 
 const signIn = () => signInByWallet(client, privateKeyToAccount(generatePrivateKey()), "10.3.0.1")
 const me = (cookie: string) => client.call("GET", "/v1/me", undefined, { cookie })

@@ -59,3 +59,14 @@ const createPgliteDatabase = async (): Promise<TestDatabase> => {
 /** A new, empty database on `backend` (default: the one globalSetup chose). */
 export const createTestDatabase = (backend: Backend = availableBackend()): Promise<TestDatabase> =>
   backend === "postgres" ? createPostgresDatabase() : createPgliteDatabase()
+
+/** One statement on its own connection, for a test to look at (or tamper with) what the service stored. */
+export const queryDatabase = async (database: TestDatabase, text: string, values: ReadonlyArray<unknown> = []): Promise<Array<any>> => {
+  const client = new pg.Client({ connectionString: database.url })
+  await client.connect()
+  try {
+    return (await client.query(text, [...values])).rows
+  } finally {
+    await client.end()
+  }
+}
