@@ -6,30 +6,23 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { makeClient, sessionCookieOf, signInByEmail } from "./support/accounts.ts"
 import { createTestDatabase, queryDatabase, type TestDatabase } from "./support/database.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import type { Mailbox } from "./support/mailbox.ts"
+import { startAccountServer } from "./support/accountServer.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 
 let database: TestDatabase
 let mailbox: Mailbox
-let server: TestServer
 let client: ReturnType<typeof makeClient>
+let close: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  mailbox = await startMailbox()
-  server = await startTestServer({
-    DATABASE_URL: database.url,
-    SMTP_URL: mailbox.url,
-    MAIL_FROM: "Compute Exchange <no-reply@example.com>",
-    TRUST_PROXY: "true"
-  })
-  client = makeClient(server.baseUrl)
+  const started = await startAccountServer()
+  ;({ database, mailbox, client } = started)
+  close = started.close
 }, 60_000)
 
 afterAll(async () => {
-  await server?.close()
-  await mailbox?.close()
-  await database?.close()
+  await close?.()
 })
 
 const query = (text: string, values: ReadonlyArray<unknown> = []) => queryDatabase(database, text, values)

@@ -7,31 +7,23 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { createSiweMessage } from "viem/siwe"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient, signInByEmail, signInByWallet, siweSignature } from "./support/accounts.ts"
-import { createTestDatabase, type TestDatabase } from "./support/database.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
-import { startTestServer, type TestServer } from "./support/server.ts"
+import type { Mailbox } from "./support/mailbox.ts"
+import { startAccountServer } from "./support/accountServer.ts"
+import type { TestServer } from "./support/server.ts"
 
-let database: TestDatabase
 let mailbox: Mailbox
 let server: TestServer
 let client: ReturnType<typeof makeClient>
+let close: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  database = await createTestDatabase()
-  mailbox = await startMailbox()
-  server = await startTestServer({
-    DATABASE_URL: database.url,
-    SMTP_URL: mailbox.url,
-    MAIL_FROM: "no-reply@example.com",
-    TRUST_PROXY: "true"
-  })
-  client = makeClient(server.baseUrl)
+  const started = await startAccountServer()
+  ;({ mailbox, server, client } = started)
+  close = started.close
 }, 60_000)
 
 afterAll(async () => {
-  await server?.close()
-  await mailbox?.close()
-  await database?.close()
+  await close?.()
 })
 
 const newWallet = () => privateKeyToAccount(generatePrivateKey())
