@@ -175,7 +175,15 @@ export const ChainFailureReason = Schema.Literal(
 export type ChainFailureReason = typeof ChainFailureReason.Type
 export class ContractError extends Schema.TaggedError<ContractError>()(
   "ContractError",
-  withDetails(Schema.Struct({ chainFailure: Schema.Struct({ reason: ChainFailureReason }) }))
+  withDetails(
+    Schema.Struct({
+      chainFailure: Schema.Struct({ reason: ChainFailureReason }),
+      // On a withdrawal's failure: which one, and whether it was refunded or is still pending (it is never both).
+      withdrawal: Schema.optional(
+        Schema.Struct({ id: Schema.String, status: Schema.Literal("pending", "refunded"), txHash: Schema.NullOr(Schema.String) })
+      )
+    })
+  )
 ) {}
 
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}

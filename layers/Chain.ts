@@ -63,7 +63,7 @@ const configuredFunding = (chain: AppConfigShape["chain"], rpcUrl: string) =>
       token,
       treasury,
       decimals,
-      treasuryDeployedBlock: Option.none(),
+      treasuryDeployedBlock: Option.map(chain.treasuryDeployedBlock, BigInt),
       relayerKey: Option.map(chain.relayerPrivateKey, (key) => Redacted.make(Redacted.value(key) as Hex)),
       minterKey: Option.none()
     })

@@ -8,9 +8,11 @@ import { DepositWatcherLive } from "../services/accounts/DepositWatcher.ts"
 import { Funding } from "../services/accounts/Funding.ts"
 import { HoldSweeperLive } from "../services/accounts/HoldSweeper.ts"
 import { Ledger } from "../services/accounts/Ledger.ts"
+import { Withdrawals } from "../services/accounts/Withdrawals.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 
 export const LedgerLive = Layer.merge(HoldSweeperLive, DepositWatcherLive).pipe(
+  Layer.provideMerge(Withdrawals.Default),
   Layer.provideMerge(Funding.Default),
   Layer.provideMerge(Ledger.Default),
   Layer.provide(Jobs.Default)

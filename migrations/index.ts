@@ -9,6 +9,7 @@ import identity from "./0004_identity.ts"
 import ledger from "./0005_ledger.ts"
 import apiKeys from "./0006_api_keys.ts"
 import funding from "./0007_funding.ts"
+import withdrawals from "./0008_withdrawals.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -17,5 +18,6 @@ export const migrations = {
   "0004_identity": identity,
   "0005_ledger": ledger,
   "0006_api_keys": apiKeys,
-  "0007_funding": funding
+  "0007_funding": funding,
+  "0008_withdrawals": withdrawals
 }

@@ -69,6 +69,15 @@ describe("AppConfig", () => {
     expect(Redacted.value(Option.getOrThrow(config.database.url))).toBe("postgres://app:hunter2@db:5432/cx")
   })
 
+  it("reads where a configured treasury's deposits start, and refuses a negative block naming the variable", () => {
+    expect(Option.isNone(Either.getOrThrow(load({})).chain.treasuryDeployedBlock)).toBe(true)
+    expect(Either.getOrThrow(load({ TREASURY_DEPLOYED_BLOCK: "21000000" })).chain.treasuryDeployedBlock).toEqual(Option.some(21000000))
+    for (const bad of ["-1", "soon"]) {
+      const refused = load({ TREASURY_DEPLOYED_BLOCK: bad })
+      expect(Either.isLeft(refused) && String(refused.left)).toMatch(/TREASURY_DEPLOYED_BLOCK/)
+    }
+  })
+
   it("never prints a secret", () => {
     const config = Either.getOrThrow(
       load({ DATABASE_URL: "postgres://app:hunter2@db/cx", PUBLISHER_PRIVATE_KEY: "0xdeadbeef", RPC_URL: "https://x/key123" })

@@ -4,6 +4,7 @@
  * reference recorded and not credited, and withdrawals through the relayer with their failures mapped to
  * contract_error and refunded.
  */
+import { execFileSync } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -40,6 +41,7 @@ const balance = async () => BigInt((await api().call("GET", "/v1/account", undef
 const chainOf = (chainId: number) => ({ ...foundry, id: chainId, rpcUrls: { default: { http: [rpcUrl] } } })
 const publicClient = () => createPublicClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), pollingInterval: 50 })
 const walletOf = (key: Hex) => createWalletClient({ chain: chainOf(funding.chainId), transport: http(rpcUrl), account: privateKeyToAccount(key) })
+const rpc = (method: string, params: ReadonlyArray<unknown> = []) => publicClient().request({ method: method as never, params: params as never })
 const query = (text: string, values: ReadonlyArray<unknown> = []) => queryDatabase(database, text, values)
 const waitFor = async (check: () => Promise<boolean>, what: string, ms = 20_000) => {
   const until = Date.now() + ms
@@ -79,7 +81,9 @@ beforeAll(async () => {
     EMBEDDED_CHAIN_PORT: String(chainPort),
     RATE_LIMIT_ENABLED: "false",
     MAINTAINER_TOKEN,
-    FUNDING_SCAN_INTERVAL_SECONDS: "0.2"
+    FUNDING_SCAN_INTERVAL_SECONDS: "0.2",
+    // A withdrawal not confirmed within 3 s answers confirmation_pending (the tests below stop mining for that).
+    CHAIN_CONFIRMATION_TIMEOUT_MS: "3000"
   })
   const signedIn = await signInByWallet(api(), user, IP)
   cookie = signedIn.cookie
@@ -172,6 +176,12 @@ describe("POST /v1/account/withdrawals", () => {
   const withdraw = (body: unknown) => api().call("POST", "/v1/account/withdrawals", body, { cookie, ip: IP })
   const tokenBalance = (address: Hex) =>
     publicClient().readContract({ address: funding.token, abi: creditTokenAbi, functionName: "balanceOf", args: [address] })
+  const listed_ = async () => {
+    const page = await api().call("GET", "/v1/account/withdrawals?limit=100", undefined, { cookie, ip: IP })
+    expect(page.status, JSON.stringify(page.body)).toBe(200)
+    return page.body.data as Array<{ id: string; status: string; txHash: string | null; failureReason: string | null }>
+  }
+  const statusOf = async (id: string) => (await listed_()).find((w) => w.id === id)?.status
   const entriesOf = async (kind: string) =>
     ((await api().call("GET", "/v1/account/ledger?limit=100", undefined, { cookie, ip: IP })).body.data as Array<{ kind: string; reference: string }>).filter((e) => e.kind === kind)
 
@@ -180,8 +190,17 @@ describe("POST /v1/account/withdrawals", () => {
     const to = privateKeyToAccount(generatePrivateKey()).address
     const answer = await withdraw({ to, amountWei: (2n * ONE).toString() })
     expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-    expect(answer.body).toMatchObject({ to: to.toLowerCase(), amountWei: (2n * ONE).toString(), balanceWei: (before - 2n * ONE).toString() })
+    expect(answer.body).toMatchObject({
+      to: to.toLowerCase(),
+      amountWei: (2n * ONE).toString(),
+      balanceWei: (before - 2n * ONE).toString(),
+      status: "confirmed",
+      failureReason: null
+    })
+    expect(answer.body.txHash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(await tokenBalance(to)).toBe(2n * ONE)
+    const listed = await listed_()
+    expect(listed[0]).toMatchObject({ id: answer.body.id, status: "confirmed", txHash: answer.body.txHash })
     expect(await balance()).toBe(before - 2n * ONE)
     expect((await entriesOf("withdrawal")).map((e) => e.reference)).toContain(answer.body.id)
   })
@@ -230,6 +249,11 @@ describe("POST /v1/account/withdrawals", () => {
     expect(answer.body.error.code).toBe("contract_error")
     expect(answer.body.error.details.chainFailure.reason).toBe("contract_rejected")
     expect(answer.body.error.message).toMatch(/treasury refused the call: InsufficientTreasuryBalance/)
+    expect(answer.body.error.details.withdrawal).toMatchObject({ status: "refunded", txHash: null })
+    expect((await listed_()).find((w) => w.id === answer.body.error.details.withdrawal.id)).toMatchObject({
+      status: "refunded",
+      failureReason: expect.stringMatching(/^contract_rejected: /)
+    })
     expect(await balance()).toBe(before)
     const refunds = await entriesOf("withdrawal_refund")
     expect(refunds).toHaveLength(1)
@@ -244,13 +268,89 @@ describe("POST /v1/account/withdrawals", () => {
       const answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: ONE.toString() })
       expect(answer.status, JSON.stringify(answer.body)).toBe(500)
       expect(answer.body.error.code).toBe("contract_error")
-      expect(answer.body.error.details.chainFailure.reason).toBe("relayer_unfunded")
+      expect(answer.body.error.details.chainFailure.reason, answer.body.error.message).toBe("relayer_unfunded")
+      expect(answer.body.error.details.withdrawal.status).toBe("refunded")
       expect(await balance()).toBe(before)
       expect(await entriesOf("withdrawal_refund")).toHaveLength(2)
     } finally {
       await publicClient().request({ method: "anvil_setBalance" as never, params: [relayer, toHex(gas)] as never })
     }
   })
+
+  it("answers contract_error chain_unavailable and refunds when the chain does not answer", async () => {
+    const before = await balance()
+    const pids = execFileSync("pgrep", ["-f", `anvil.*--port ${new URL(rpcUrl).port}`]).toString().trim().split("\n").map(Number)
+    expect(pids.length).toBeGreaterThan(0)
+    for (const pid of pids) process.kill(pid, "SIGSTOP")
+    let answer: Awaited<ReturnType<typeof withdraw>>
+    try {
+      answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: ONE.toString() })
+    } finally {
+      for (const pid of pids) process.kill(pid, "SIGCONT")
+    }
+    expect(answer.status, JSON.stringify(answer.body)).toBe(500)
+    expect(answer.body.error.code).toBe("contract_error")
+    expect(answer.body.error.details.chainFailure.reason).toBe("chain_unavailable")
+    expect(answer.body.error.details.withdrawal.status).toBe("refunded")
+    expect(await balance()).toBe(before)
+    expect(await entriesOf("withdrawal_refund")).toHaveLength(3)
+  }, 90_000)
+
+  it("answers confirmation_pending without a refund when the transfer is not mined in time, then confirms it", async () => {
+    const before = await balance()
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    await rpc("evm_setAutomine", [false])
+    let answer: Awaited<ReturnType<typeof withdraw>>
+    try {
+      answer = await withdraw({ to, amountWei: ONE.toString() })
+      expect(answer.status, JSON.stringify(answer.body)).toBe(500)
+      expect(answer.body.error.code).toBe("contract_error")
+      expect(answer.body.error.details.chainFailure.reason).toBe("confirmation_pending")
+      expect(answer.body.error.details.withdrawal).toMatchObject({ status: "pending", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) })
+      expect(await balance()).toBe(before - ONE)
+      expect(await statusOf(answer.body.error.details.withdrawal.id)).toBe("pending")
+    } finally {
+      await rpc("evm_setAutomine", [true])
+    }
+    await rpc("evm_mine")
+    const id = answer.body.error.details.withdrawal.id as string
+    await waitFor(async () => (await statusOf(id)) === "confirmed", "the watcher to confirm the withdrawal")
+    expect(await tokenBalance(to)).toBe(ONE)
+    expect(await balance()).toBe(before - ONE)
+    expect((await entriesOf("withdrawal_refund")).map((e) => e.reference)).not.toContain(id)
+  }, 60_000)
+
+  it("refunds a pending withdrawal once its relayer nonce went to another transaction, and pays nothing", async () => {
+    const before = await balance()
+    const to = privateKeyToAccount(generatePrivateKey()).address
+    await rpc("evm_setAutomine", [false])
+    let id: string
+    try {
+      const answer = await withdraw({ to, amountWei: ONE.toString() })
+      expect(answer.body.error?.details?.chainFailure?.reason, JSON.stringify(answer.body)).toBe("confirmation_pending")
+      id = answer.body.error.details.withdrawal.id
+      const [row] = await query("SELECT nonce::int AS nonce, tx_hash FROM funding_withdrawals WHERE id = $1", [id])
+      // The node forgets the transfer and the relayer's nonce goes to a self-transfer that outbids any resend of it.
+      await rpc("anvil_dropTransaction", [row!.tx_hash])
+      const relayer = privateKeyToAccount(RELAYER_KEY)
+      await walletOf(RELAYER_KEY).sendTransaction({
+        to: relayer.address,
+        value: 0n,
+        nonce: row!.nonce as number,
+        maxFeePerGas: 500n * 10n ** 9n,
+        maxPriorityFeePerGas: 100n * 10n ** 9n
+      })
+      await rpc("evm_mine")
+    } finally {
+      await rpc("evm_setAutomine", [true])
+    }
+    await waitFor(async () => (await statusOf(id)) === "refunded", "the watcher to refund the withdrawal")
+    expect(await balance()).toBe(before)
+    expect((await entriesOf("withdrawal_refund")).map((e) => e.reference)).toContain(id)
+    expect(await tokenBalance(to)).toBe(0n)
+    const [row] = await query("SELECT failure_reason FROM funding_withdrawals WHERE id = $1", [id])
+    expect(row!.failure_reason).toMatch(/went to another transaction/)
+  }, 60_000)
 })
 
 describe("npm run accounts -- faucet", () => {

@@ -1,12 +1,14 @@
 /**
  * The deposit watcher: on one replica at a time (the `deposit-watch` job), every FUNDING_SCAN_INTERVAL_SECONDS,
- * credits the treasury's confirmed `Deposited` events (Funding.scanDeposits). Off without funding contracts.
+ * credits the treasury's confirmed `Deposited` events (Funding.scanDeposits), then settles the withdrawals still
+ * pending (Withdrawals.settlePending). Off without funding contracts.
  */
 import { Duration, Effect, Layer, Option } from "effect"
 import { FundingContractsTag } from "../chain/funding.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Jobs } from "../platform/Jobs.ts"
 import { Funding } from "./Funding.ts"
+import { Withdrawals } from "./Withdrawals.ts"
 
 export const DEPOSIT_WATCH_JOB = "deposit-watch"
 
@@ -14,10 +16,13 @@ export const DEPOSIT_WATCH_JOB = "deposit-watch"
 export const watchDepositsOnce = Effect.gen(function* () {
   const jobs = yield* Jobs
   const funding = yield* Funding
+  const withdrawals = yield* Withdrawals
   return yield* jobs.runExclusive(
     DEPOSIT_WATCH_JOB,
-    funding.scanDeposits,
-    (o) => `blocks ${o.fromBlock}-${o.toBlock}: ${o.credited} credited, ${o.alreadyCredited} already credited, ${o.unmatched} unmatched`
+    Effect.zip(funding.scanDeposits, withdrawals.settlePending),
+    ([d, w]) =>
+      `blocks ${d.fromBlock}-${d.toBlock}: ${d.credited} credited, ${d.alreadyCredited} already credited, ${d.unmatched} unmatched; ` +
+      `withdrawals: ${w.confirmed} confirmed, ${w.refunded} refunded, ${w.pending} pending`
   )
 })
 

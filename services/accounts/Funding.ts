@@ -1,16 +1,15 @@
 /**
  * On-chain funding of accounts (DESIGN.md section 11, "Funding"): each account's deposit reference, the scan of the
- * treasury's `Deposited` events that credits them (see DepositWatcher.ts for the job), and withdrawals sent through
- * the relayer. Chain failures are classified by `classifyChainError` (services/chain/Registry.ts), the same as
+ * treasury's `Deposited` events that credits them (see DepositWatcher.ts for the job); withdrawals are
+ * Withdrawals.ts. Chain failures are classified by `classifyChainError` (services/chain/Registry.ts), the same as
  * publishing's; the Ledger stays the only writer of balances.
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Redacted } from "effect"
-import { createWalletClient, type Hex, http, keccak256, toHex } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
+import { Effect, Option } from "effect"
+import { type Hex, keccak256, toHex } from "viem"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { type FundingContracts, FundingContractsTag, treasuryAbi } from "../chain/funding.ts"
-import { ChainFailure, classifyChainError, Registry } from "../chain/Registry.ts"
+import { classifyChainError, Registry } from "../chain/Registry.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { Ledger } from "./Ledger.ts"
 
@@ -31,26 +30,9 @@ export interface ScanOutcome {
   readonly unmatched: number
 }
 
-export interface WithdrawalInput {
-  readonly accountId: string
-  readonly to: Hex
-  readonly amountWei: bigint
-}
-
 const notConfigured = () => new ServiceUnavailable({ message: "On-chain funding is not configured on this service." })
 
-/** A treasury refusing the relayer is a refusal of the call, not a frozen contributor as on the registry. */
-const withdrawalFailure = (error: unknown, stage: "broadcast" | "confirm" | "read") => {
-  const failure = classifyChainError(error, stage)
-  const message = failure.message.replace("the registry refused", "the treasury refused")
-  return new ChainFailure({ reason: failure.reason === "contributor_frozen" ? "contract_rejected" : failure.reason, message })
-}
-
-const newWithdrawalId = () => {
-  const bytes = new Uint8Array(12)
-  crypto.getRandomValues(bytes)
-  return `wd_${Buffer.from(bytes).toString("hex")}`
-}
+const chainFailureOf = (error: unknown) => classifyChainError(error, "read")
 
 export class Funding extends Effect.Service<Funding>()("Funding", {
   effect: Effect.gen(function* () {
@@ -88,8 +70,8 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
         }
       })
 
-    const chainCall = <A>(stage: "broadcast" | "confirm" | "read", run: () => Promise<A>) =>
-      Effect.tryPromise({ try: run, catch: (error) => withdrawalFailure(error, stage) })
+    const chainCall = <A>(run: () => Promise<A>) =>
+      Effect.tryPromise({ try: run, catch: chainFailureOf })
 
     /**
      * Credits every confirmed `Deposited` event after the last scanned block: each once, by `<txHash>:<logIndex>`
@@ -99,7 +81,7 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
     const scanDeposits = Effect.gen(function* () {
       const funding = yield* configured
       const treasury = funding.treasury.toLowerCase()
-      const head = yield* chainCall("read", () => client.getBlockNumber())
+      const head = yield* chainCall(() => client.getBlockNumber())
       const safe = head - BigInt(endpoint.confirmations - 1)
       const [stored] = yield* db(sql<{ nextBlock: string }>`SELECT next_block::text AS "nextBlock" FROM funding_scan_state WHERE treasury = ${treasury}`)
       // Without a known deployment block (a configured network) the first scan starts at the confirmed head.
@@ -107,7 +89,7 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
       const outcome = { fromBlock: start, toBlock: safe, credited: 0, alreadyCredited: 0, unmatched: 0 }
       for (let from = start; from <= safe; from += LOG_RANGE) {
         const to = from + LOG_RANGE - 1n < safe ? from + LOG_RANGE - 1n : safe
-        const logs = yield* chainCall("read", () =>
+        const logs = yield* chainCall(() =>
           client.getContractEvents({ address: funding.treasury, abi: treasuryAbi, eventName: "Deposited", fromBlock: from, toBlock: to, strict: true })
         )
         for (const log of logs) {
@@ -139,65 +121,6 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
       return outcome satisfies ScanOutcome
     })
 
-    /**
-     * Debits the ledger (its own transaction, reference = a new withdrawal id), then sends `Treasury.withdraw` with the
-     * relayer key and waits for the confirmations. A refusal or an unreachable chain refunds the debit (one
-     * transaction); confirmation_pending does not: the transfer may still land, and its reference can pay only once.
-     */
-    const withdraw = (input: WithdrawalInput) =>
-      Effect.gen(function* () {
-        const funding = yield* configured
-        if (Option.isNone(funding.relayerKey)) {
-          return yield* Effect.fail(new ServiceUnavailable({ message: "Withdrawals are not available: no relayer key is configured." }))
-        }
-        const relayer = createWalletClient({
-          chain: client.chain,
-          transport: http(endpoint.rpcUrl, { retryCount: 1, timeout: 10_000 }),
-          account: privateKeyToAccount(Redacted.value(funding.relayerKey.value))
-        })
-        const withdrawalId = newWithdrawalId()
-        const debited = yield* ledger.withdraw(input.accountId, input.amountWei, withdrawalId)
-        const send = Effect.gen(function* () {
-          const { request } = yield* chainCall("broadcast", () =>
-            client.simulateContract({
-              address: funding.treasury,
-              abi: treasuryAbi,
-              functionName: "withdraw",
-              args: [input.to, input.amountWei, withdrawalRefOf(withdrawalId)],
-              account: relayer.account
-            })
-          )
-          const txHash = yield* chainCall("broadcast", () => relayer.writeContract(request))
-          const receipt = yield* chainCall("confirm", () =>
-            client.waitForTransactionReceipt({
-              hash: txHash,
-              confirmations: endpoint.confirmations,
-              timeout: Duration.toMillis(endpoint.embedded ? Duration.seconds(30) : Duration.minutes(3)),
-              pollingInterval: endpoint.embedded ? 50 : 1_000
-            })
-          )
-          if (receipt.status !== "success") {
-            return yield* new ChainFailure({ reason: "contract_rejected", message: `withdrawal transaction ${txHash} reverted` })
-          }
-          return txHash
-        })
-        const txHash = yield* send.pipe(
-          Effect.tapError((failure) =>
-            failure.reason === "confirmation_pending"
-              ? Effect.logWarning("a withdrawal was sent but is not confirmed; not refunded").pipe(
-                  Effect.annotateLogs({ withdrawalId, reason: failure.reason, message: failure.message })
-                )
-              : Effect.zipRight(
-                  ledger.refundWithdrawal(withdrawalId).pipe(Effect.orDie),
-                  Effect.logWarning("a withdrawal failed on chain; refunded").pipe(
-                    Effect.annotateLogs({ withdrawalId, reason: failure.reason, message: failure.message })
-                  )
-                )
-          )
-        )
-        return { id: withdrawalId, to: input.to, amountWei: input.amountWei, txHash, balanceWei: debited.balanceWei }
-      })
-
-    return { configured, accountRef, info, scanDeposits, withdraw } as const
+    return { configured, accountRef, info, scanDeposits } as const
   })
 }) {}

@@ -67,7 +67,11 @@ export const classifyChainError = (error: unknown, stage: "broadcast" | "confirm
       })
     }
   }
-  if (/insufficient funds/i.test(message)) return new ChainFailure({ reason: "relayer_unfunded", message })
+  // A node's own wording sits in the details of the error chain (e.g. a refused eth_sendRawTransaction).
+  const details = error instanceof BaseError ? `${error.details ?? ""} ${error.shortMessage}` : ""
+  if (/insufficient funds|exceeds the balance of the account/i.test(`${message} ${details}`)) {
+    return new ChainFailure({ reason: "relayer_unfunded", message: /insufficient funds/i.test(message) ? message : `${message} ${details}`.trim() })
+  }
   if (/revert/i.test(message)) return new ChainFailure({ reason: "contract_rejected", message })
   return new ChainFailure({ reason: stage === "confirm" ? "confirmation_pending" : "chain_unavailable", message })
 }

@@ -101,6 +101,12 @@ export const appConfig = Config.all({
     publisherPrivateKey: optionalSecret("PUBLISHER_PRIVATE_KEY"),
     treasuryAddress: optionalString("TREASURY_ADDRESS"),
     creditTokenAddress: optionalString("CREDIT_TOKEN_ADDRESS"),
+    // Where the deposit watcher's first scan starts on a configured network; unset: at the confirmed head.
+    treasuryDeployedBlock: Config.option(
+      Config.integer("TREASURY_DEPLOYED_BLOCK").pipe(
+        Config.validate({ message: "TREASURY_DEPLOYED_BLOCK must be a block number (an integer >= 0)", validation: (n) => n >= 0 })
+      )
+    ),
     relayerPrivateKey: optionalSecret("RELAYER_PRIVATE_KEY"),
     embeddedPort: port("EMBEDDED_CHAIN_PORT", 8545),
     confirmations: positiveInteger("CHAIN_CONFIRMATIONS", 3),

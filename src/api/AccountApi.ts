@@ -72,13 +72,31 @@ export const WithdrawalRequest = reportAllIssues(
   Schema.Struct({ to: Address, amountWei: PositiveWei })
 )
 
-export const WithdrawalView = Schema.Struct({
-  id: Schema.String.annotations({ description: "The withdrawal id: the reference of its ledger entry" }),
+const withdrawalFields = {
+  id: Schema.String.annotations({ description: "The withdrawal id: the reference of its ledger entries" }),
   to: Schema.String,
   amountWei: WeiDigits,
-  txHash: Bytes32,
+  status: Schema.Literal("pending", "confirmed", "refunded").annotations({
+    description: "pending: sent, not yet confirmed (paid or refunded later, never both); confirmed: paid; refunded: the chain refused it"
+  }),
+  txHash: Schema.NullOr(Bytes32).annotations({ description: "The relayer's transaction; null when refused before signing" }),
+  failureReason: Schema.NullOr(Schema.String).annotations({ description: "Why it was refunded" }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}
+
+export const WithdrawalView = Schema.Struct(withdrawalFields).annotations({ identifier: "Withdrawal" })
+
+export const WithdrawalSent = Schema.Struct({
+  ...withdrawalFields,
   balanceWei: WeiDigits.annotations({ description: "The balance after the debit" })
-}).annotations({ identifier: "Withdrawal" })
+}).annotations({ identifier: "WithdrawalSent" })
+
+const WithdrawalPage = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(WithdrawalView),
+  nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next (older) page; null on the last" })
+}).annotations({ identifier: "WithdrawalPage" })
 
 const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
 const LedgerQuery = reportAllIssues(
@@ -126,13 +144,20 @@ export class AccountGroup extends HttpApiGroup.make("account")
   .add(
     HttpApiEndpoint.post("postWithdrawal", "/v1/account/withdrawals")
       .setPayload(WithdrawalRequest)
-      .addSuccess(WithdrawalView, { status: 201 })
+      .addSuccess(WithdrawalSent, { status: 201 })
       .addError(errorWire(ValidationFailed))
       .addError(errorWire(InsufficientBalance))
       .addError(errorWire(ServiceUnavailable))
       .addError(errorWire(ContractError))
       .addError(errorWire(NotFound))
       .annotate(OpenApi.Summary, "Debit the ledger and send the tokens from the treasury through the relayer")
+  )
+  .add(
+    HttpApiEndpoint.get("getWithdrawals", "/v1/account/withdrawals")
+      .setUrlParams(LedgerQuery)
+      .addSuccess(WithdrawalPage)
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "The account's withdrawals and their state, newest first")
   )
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Account") {}

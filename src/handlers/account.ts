@@ -6,8 +6,8 @@ import { Effect } from "effect"
 import type { Hex } from "viem"
 import { Funding } from "../../services/accounts/Funding.ts"
 import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
-import { toContractError } from "../../services/oracle/Publisher.ts"
-import type { AccountView, LedgerEntryView } from "../api/AccountApi.ts"
+import { type Withdrawal, Withdrawals } from "../../services/accounts/Withdrawals.ts"
+import type { AccountView, LedgerEntryView, WithdrawalView } from "../api/AccountApi.ts"
 import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
@@ -33,10 +33,22 @@ const entryView = (entry: LedgerEntry): typeof LedgerEntryView.Type => ({
   createdAt: entry.createdAt.toISOString()
 })
 
+const withdrawalView = (w: Withdrawal): typeof WithdrawalView.Type => ({
+  id: w.id,
+  to: w.to,
+  amountWei: w.amountWei.toString(),
+  status: w.status,
+  txHash: w.txHash,
+  failureReason: w.failureReason,
+  createdAt: w.createdAt.toISOString(),
+  updatedAt: w.updatedAt.toISOString()
+})
+
 export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handlers) =>
   Effect.gen(function* () {
     const ledger = yield* Ledger
     const funding = yield* Funding
+    const withdrawals = yield* Withdrawals
     const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
     return handlers
       .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
@@ -55,10 +67,19 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
       .handle("getFunding", () => Effect.flatMap(accountId, funding.info))
       .handle("postWithdrawal", ({ payload }) =>
         Effect.flatMap(accountId, (id) =>
-          funding.withdraw({ accountId: id, to: payload.to.toLowerCase() as Hex, amountWei: payload.amountWei }).pipe(
-            Effect.catchTag("ChainFailure", (failure) => Effect.fail(toContractError(failure))),
-            Effect.map((w) => ({ id: w.id, to: w.to, amountWei: w.amountWei.toString(), txHash: w.txHash, balanceWei: w.balanceWei.toString() }))
+          Effect.map(
+            withdrawals.withdraw({ accountId: id, to: payload.to.toLowerCase() as Hex, amountWei: payload.amountWei }),
+            (sent) => ({ ...withdrawalView(sent.withdrawal), balanceWei: sent.balanceWei.toString() })
           )
+        )
+      )
+      .handle("getWithdrawals", ({ urlParams }) =>
+        Effect.flatMap(accountId, (id) =>
+          Effect.map(withdrawals.list(id, { limit: urlParams.limit ?? DEFAULT_PAGE, cursor: urlParams.cursor }), (page) => ({
+            object: "list" as const,
+            data: page.withdrawals.map(withdrawalView),
+            nextCursor: page.nextCursor
+          }))
         )
       )
       .handle("getLedger", ({ urlParams }) =>
