@@ -17,17 +17,33 @@ import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
+import { ChatHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
 import { UsageHandlers } from "../src/handlers/usage.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
 import { AccountsLive } from "./Accounts.ts"
+import { ExchangeLive } from "./Exchange.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
 /** Handlers of every group of ServerApi. */
-export const HandlersLive = Layer.mergeAll(DocsHandlers, ServiceHandlers, AdminHandlers, OracleHandlers, AuthHandlers, KeysHandlers, AccountHandlers, UsageHandlers).pipe(
+export const HandlersLive = Layer.mergeAll(
+  DocsHandlers,
+  ServiceHandlers,
+  AdminHandlers,
+  OracleHandlers,
+  AuthHandlers,
+  KeysHandlers,
+  AccountHandlers,
+  UsageHandlers,
+  ChatHandlers,
+  MessagesHandlers,
+  ModelsHandlers,
+  GenerationsHandlers
+).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),
+  Layer.provide(ExchangeLive),
   Layer.provide(AccountsLive)
 )
 

@@ -10,6 +10,7 @@ import ledger from "./0005_ledger.ts"
 import apiKeys from "./0006_api_keys.ts"
 import funding from "./0007_funding.ts"
 import withdrawals from "./0008_withdrawals.ts"
+import generations from "./0009_generations.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -19,5 +20,6 @@ export const migrations = {
   "0005_ledger": ledger,
   "0006_api_keys": apiKeys,
   "0007_funding": funding,
-  "0008_withdrawals": withdrawals
+  "0008_withdrawals": withdrawals,
+  "0009_generations": generations
 }

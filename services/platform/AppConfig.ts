@@ -138,6 +138,16 @@ export const appConfig = Config.all({
     approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),
     maintainerToken: optionalSecret("MAINTAINER_TOKEN")
   }),
+  exchange: Config.all({
+    // YAML upstream providers (DESIGN.md section 10); the vendors' key variables are read as shortcuts besides it.
+    providersFile: optionalString("PROVIDERS_FILE"),
+    // How long an upstream may take to start answering before the next key or candidate is tried.
+    firstByteTimeoutMs: positiveInteger("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 60_000),
+    // After a client disconnects, how long the upstream is still read for its final usage before it is cut.
+    drainTimeoutMs: positiveInteger("STREAM_DRAIN_TIMEOUT_MS", 120_000),
+    // HMAC key for `user` / `metadata.user_id` fingerprints; unset: those fields are dropped.
+    userFingerprintKey: optionalSecret("USER_FINGERPRINT_KEY")
+  }),
   ledger: Config.all({
     // Longer than any request may run: a hold still live after it was left by a crash, and the sweeper releases it.
     holdTtlSeconds: positiveInteger("HOLD_TTL_SECONDS", 900),

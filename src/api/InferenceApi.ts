@@ -1,13 +1,17 @@
 /**
  * The inference API document, published separately from the public one (SPEC "Versioning" 2).
- * Its endpoints are added here as the exchange is built.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AlwaysPossibleErrors } from "./shared.ts"
+import { ChatGroup, GenerationsGroup, MessagesGroup, ModelsGroup } from "./ExchangeApi.ts"
 import { UsageGroup } from "./UsageApi.ts"
 
 export class InferenceApi extends HttpApi.make("inference")
+  .add(ChatGroup)
+  .add(MessagesGroup)
+  .add(ModelsGroup)
   .add(UsageGroup)
+  .add(GenerationsGroup)
   .addError(AlwaysPossibleErrors[0])
   .addError(AlwaysPossibleErrors[1])
   .annotate(OpenApi.Title, "Compute Exchange Inference API")

@@ -1,0 +1,188 @@
+/**
+ * Model selection (SPEC.md "Model selection" 1-8): which catalog models a request may be served by, in order, before
+ * any capacity is asked. Pure: the routable catalog is built once per oracle snapshot (`makeRoutableCatalog`), and a
+ * request's candidates are computed from it without any I/O.
+ */
+import { Either } from "effect"
+import type { ModelCard } from "../catalog/card.ts"
+import { ModelRestricted, ServiceUnavailable, ValidationFailed } from "../errors.ts"
+import type { CatalogListing } from "../oracle/inputs.ts"
+import { makeKeyIndex } from "../oracle/keys.ts"
+import type { ChatRequest, RouteRequest } from "./canonical.ts"
+import type { ProviderConfig } from "./providers.ts"
+
+export interface RoutableModel {
+  readonly key: string
+  readonly vendor: string
+  readonly card: ModelCard
+  readonly listing: CatalogListing
+  readonly provider: ProviderConfig
+}
+
+export interface RoutableCatalog {
+  /** Catalog key -> the model with the provider that serves it. */
+  readonly models: ReadonlyMap<string, RoutableModel>
+  /** Resolves a client's spelling against the whole catalog, answering only for routable models. */
+  readonly resolve: (name: string) => ReturnType<ReturnType<typeof makeKeyIndex>["resolve"]>
+  /** The same resolution over the whole live catalog, routable or not. */
+  readonly resolveInCatalog: (name: string) => ReturnType<ReturnType<typeof makeKeyIndex>["resolve"]>
+  /** The vendors of the catalog that have no provider configured (what an operator could still enable). */
+  readonly unconfiguredVendors: ReadonlyArray<string>
+}
+
+const vendorOf = (key: string) => key.slice(0, key.indexOf("/"))
+
+/** The catalog models a configured provider serves: text models, not retired, of the provider's vendor (or its list). */
+export const makeRoutableCatalog = (
+  catalog: ReadonlyArray<CatalogListing>,
+  vendors: ReadonlyArray<string>,
+  providers: ReadonlyArray<ProviderConfig>,
+  now: Date
+): RoutableCatalog => {
+  const byVendor = new Map(providers.map((p) => [p.name, p]))
+  const models = new Map<string, RoutableModel>()
+  for (const listing of catalog) {
+    const card = listing.card
+    if (card.kind !== "text" || (card.retiredAt !== null && card.retiredAt <= now)) continue
+    const vendor = vendorOf(card.id)
+    const provider = byVendor.get(vendor)
+    if (provider === undefined) continue
+    if (provider.models !== null && !provider.models.has(card.id.toLowerCase())) continue
+    models.set(card.id, { key: card.id, vendor, card, listing, provider })
+  }
+  const catalogKeys = new Set(catalog.map((l) => l.card.id))
+  return {
+    models,
+    resolve: makeKeyIndex(vendors, models.keys(), catalogKeys).resolve,
+    resolveInCatalog: makeKeyIndex(vendors, catalogKeys).resolve,
+    unconfiguredVendors: [...new Set(catalog.map((l) => vendorOf(l.card.id)))].filter((v) => !byVendor.has(v)).sort()
+  }
+}
+
+/** Whether the model prices reasoning output (SPEC: reasoning is available exactly there). */
+export const canReason = (model: RoutableModel): boolean => model.card.reasoning && model.listing.price.reasoningOutput !== null
+
+export const wantsReasoning = (chat: ChatRequest): boolean => chat.reasoning !== undefined && chat.reasoning !== null
+
+export type Chooser = "engine" | "list" | "degraded" | "pin"
+
+export interface CandidatePlan {
+  /** In the order they are tried. */
+  readonly candidates: ReadonlyArray<RoutableModel>
+  /** `auto` answers name how the model was chosen; absent when the client named one. */
+  readonly chooser: Chooser | undefined
+  /** Whether the client asked for `auto`. */
+  readonly auto: boolean
+}
+
+export type PlanFailure = ValidationFailed | ModelRestricted | ServiceUnavailable
+
+const invalid = (message: string, param: string) => new ValidationFailed({ message, param })
+
+const isAuto = (name: string | undefined) => name === undefined || name.trim().toLowerCase() === "auto"
+
+/**
+ * Resolves one named model: unknown vendor or wrong vendor 422, a name matching no catalog model 422, a catalog model
+ * no provider serves 503 naming what to configure.
+ */
+const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Either.Either<RoutableModel, PlanFailure> => {
+  if (name.trim().toLowerCase().startsWith("auto/") || name.trim().toLowerCase() === "auto") {
+    return Either.left(invalid(`"auto" takes no vendor prefix and cannot appear in models[].`, param))
+  }
+  const found = catalog.resolve(name)
+  if (found._tag === "Found") return Either.right(catalog.models.get(found.modelKey)!)
+  if (found._tag === "Invalid") return Either.left(invalid(`${param}: ${found.message}.`, param))
+  // Not routable: either not in the catalog at all, or in it without a provider (or retired, or not a text model).
+  const inCatalog = catalog.resolveInCatalog(name)
+  if (inCatalog._tag === "Found") {
+    const key = inCatalog.modelKey
+    return Either.left(
+      new ServiceUnavailable({
+        message: `${key} is in the catalog but not routable here: no configured provider serves it (configure ${vendorOf(key)} in PROVIDERS_FILE or set its API key variable).`
+      })
+    )
+  }
+  return Either.left(invalid(`${param}: no model "${name}" in the catalog; GET /v1/models lists the routable ones.`, param))
+}
+
+const allowedBy = (allowed: ReadonlyArray<string>) => {
+  const set = new Set(allowed.map((m) => m.toLowerCase()))
+  return (model: RoutableModel) => set.size === 0 || set.has(model.key.toLowerCase())
+}
+
+/**
+ * The candidates of a request, in order. Named: that model, then `models[]`; `auto`: every routable model the key may
+ * use that can take the request, cheapest first (the operator's list and the routing engine come later and reorder
+ * this). Capability gaps (reasoning) refuse a named model and skip a list entry or an `auto` candidate.
+ */
+export const planCandidates = (
+  catalog: RoutableCatalog,
+  route: RouteRequest,
+  chat: ChatRequest,
+  allowedModels: ReadonlyArray<string>
+): Either.Either<CandidatePlan, PlanFailure> =>
+  Either.gen(function* () {
+    const allowed = allowedBy(allowedModels)
+    const auto = isAuto(route.model) && route.models === undefined
+    if (route.models !== undefined && route.model !== undefined && isAuto(route.model)) {
+      return yield* Either.left(invalid("models[] cannot be combined with model \"auto\".", "models"))
+    }
+    if (route.routingBias !== undefined && !auto) {
+      return yield* Either.left(invalid("routing_bias leans only an auto choice; remove it or set model to auto.", "routing_bias"))
+    }
+    if (auto) {
+      const candidates = [...catalog.models.values()]
+        .filter(allowed)
+        .filter((m) => !wantsReasoning(chat) || canReason(m))
+        .sort((a, b) => referencePrice(a) < referencePrice(b) ? -1 : referencePrice(a) > referencePrice(b) ? 1 : a.key.localeCompare(b.key))
+      if (candidates.length === 0) {
+        return yield* Either.left(new ServiceUnavailable({ message: "No model can serve this request: nothing routable matches it." }))
+      }
+      return { candidates, chooser: "engine" as const, auto: true }
+    }
+    const names: Array<{ name: string; param: string }> = []
+    if (route.model !== undefined) names.push({ name: route.model, param: "model" })
+    for (const [i, name] of (route.models ?? []).entries()) names.push({ name, param: `models.${i}` })
+    const candidates: Array<RoutableModel> = []
+    for (const { name, param } of names) {
+      const model = yield* resolveNamed(catalog, name, param)
+      if (!allowed(model)) {
+        return yield* Either.left(new ModelRestricted({ message: `This API key may not use ${model.key} (allowedModels).`, param }))
+      }
+      if (wantsReasoning(chat) && !canReason(model)) {
+        if (names.length === 1) {
+          return yield* Either.left(invalid(`${model.key} does not offer reasoning (no priced reasoning output).`, "reasoning"))
+        }
+        continue
+      }
+      if (!candidates.some((c) => c.key === model.key)) candidates.push(model)
+    }
+    if (candidates.length === 0) return yield* Either.left(invalid("No model in models[] offers reasoning.", "reasoning"))
+    return { candidates, chooser: undefined, auto: false }
+  })
+
+/** The price a cheapest-first choice compares: input plus output per million (the reference workload's shape). */
+const referencePrice = (model: RoutableModel): bigint => model.listing.price.input.usd18 * 2n + model.listing.price.output.usd18
+
+/**
+ * The window check (SPEC Limits): a named model or a list entry whose window is below the estimated input aborts the
+ * request with 422 before anything is reserved; `auto` drops such candidates and fails only when none is left.
+ */
+export const checkWindows = (
+  plan: CandidatePlan,
+  inputTokensOf: (model: RoutableModel) => number
+): Either.Either<CandidatePlan, ValidationFailed> => {
+  const fits = (m: RoutableModel) => m.card.maxInputTokens === null || inputTokensOf(m) <= m.card.maxInputTokens
+  if (plan.auto) {
+    const candidates = plan.candidates.filter(fits)
+    return candidates.length > 0
+      ? Either.right({ ...plan, candidates })
+      : Either.left(invalid("The request's input is larger than every routable model's window.", "messages"))
+  }
+  const over = plan.candidates.find((m) => !fits(m))
+  return over === undefined
+    ? Either.right(plan)
+    : Either.left(
+      invalid(`The estimated input of ${inputTokensOf(over)} tokens is over ${over.key}'s window of ${over.card.maxInputTokens} tokens.`, "messages")
+    )
+}

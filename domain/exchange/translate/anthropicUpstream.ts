@@ -1,0 +1,173 @@
+/**
+ * Anthropic as an upstream, requests: the canonical ChatRequest -> a `/v1/messages` (or `/v1/messages/count_tokens`)
+ * body. Pure. Replies are parsed by anthropicUpstreamParse.ts, re-exported here.
+ *
+ * - Cache markers are forwarded natively (SPEC "Prompt caching"): ttl 1h as `{type:"ephemeral", ttl:"1h"}`, 5m as
+ *   the default `{type:"ephemeral"}` (the shape every API version takes).
+ * - System messages are hoisted into `system` blocks, wherever they stood (Anthropic has no system turn).
+ * - A run of tool messages becomes ONE user turn of tool_result blocks (Anthropic wants every result of a turn's
+ *   calls in the next user turn); a user message right after the run joins that turn, after the results.
+ * - Empty text parts are left out: Anthropic refuses empty text blocks.
+ * - An assistant message's `reasoning` (replayed reasoning text) is not sent: Anthropic only takes thinking blocks
+ *   back with the signature it issued, which the canonical model does not carry per turn.
+ * - Dropped by policy (SPEC "Parameter policy"): frequency/presence penalty, seed, logit_bias, logprobs,
+ *   top_logprobs. `responseFormat` is not sent: the service refuses it earlier for models that cannot do it, and
+ *   the messages API here has no field we map it to. `reasoning.exclude` is not sent either: the reply is withheld
+ *   on our side.
+ */
+import type { CacheMark, CanonicalMessage, ChatRequest, TextPart, ToolCall } from "../canonical.ts"
+import type {
+  CacheControlOut,
+  CountTokensRequestOut,
+  MessageOut,
+  MessagesRequestOut,
+  TextBlockOut,
+  ThinkingOut,
+  ToolChoiceOut,
+  ToolOut,
+  ToolResultBlockOut
+} from "../wire/anthropicMessages.ts"
+import { inputOf } from "./anthropicRender.ts"
+
+export { makeAnthropicStreamParser, parseAnthropicCountTokens, parseAnthropicResponse, usageOfAnthropic } from "./anthropicUpstreamParse.ts"
+
+export interface AnthropicTarget {
+  readonly upstreamModel: string
+  readonly stream: boolean
+  /** `max_tokens` when the client set none: Anthropic requires the field. */
+  readonly defaultMaxTokens: number
+}
+
+const cacheControlOf = (cache: CacheMark | undefined): CacheControlOut | undefined =>
+  cache === undefined ? undefined : cache.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
+
+const textBlocks = (parts: ReadonlyArray<TextPart>): Array<TextBlockOut> =>
+  parts
+    .filter((part) => part.text !== "")
+    .map((part) => {
+      const cache = cacheControlOf(part.cache)
+      return cache === undefined ? { type: "text", text: part.text } : { type: "text", text: part.text, cache_control: cache }
+    })
+
+const toolUse = (call: ToolCall) => ({ type: "tool_use" as const, id: call.id, name: call.name, input: inputOf(call.arguments) })
+
+const messagesOf = (messages: ReadonlyArray<CanonicalMessage>): Array<MessageOut> => {
+  const out: Array<MessageOut> = []
+  let results: Array<ToolResultBlockOut> = []
+  const flushResults = () => {
+    if (results.length > 0) out.push({ role: "user", content: results })
+    results = []
+  }
+  for (const message of messages) {
+    switch (message.role) {
+      case "system":
+        break
+      case "tool": {
+        const content = textBlocks(message.parts)
+        results.push({
+          type: "tool_result",
+          tool_use_id: message.toolCallId,
+          ...(content.length === 0 ? {} : { content }),
+          ...(message.isError === undefined ? {} : { is_error: message.isError })
+        })
+        break
+      }
+      case "user":
+        out.push({ role: "user", content: [...results, ...textBlocks(message.parts)] })
+        results = []
+        break
+      case "assistant":
+        flushResults()
+        out.push({ role: "assistant", content: [...textBlocks(message.parts), ...message.toolCalls.map(toolUse)] })
+        break
+    }
+  }
+  flushResults()
+  return out
+}
+
+const systemOf = (messages: ReadonlyArray<CanonicalMessage>): Array<TextBlockOut> | undefined => {
+  const blocks = messages.flatMap((message) => (message.role === "system" ? textBlocks(message.parts) : []))
+  return blocks.length === 0 ? undefined : blocks
+}
+
+const toolsOf = (chat: ChatRequest): Array<ToolOut> | undefined =>
+  chat.tools.length === 0
+    ? undefined
+    : chat.tools.map((tool) => {
+      const cache = cacheControlOf(tool.cache)
+      return {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        // Anthropic requires an object schema's `type`; a client's bare `{}` ("no parameters") gets it.
+        input_schema: "type" in tool.parameters ? tool.parameters : { type: "object", ...tool.parameters },
+        ...(cache === undefined ? {} : { cache_control: cache })
+      }
+    })
+
+/** `parallelToolCalls: false` rides on the choice (`disable_parallel_tool_use`); `none` takes no such flag. */
+const toolChoiceOf = (chat: ChatRequest): ToolChoiceOut | undefined => {
+  if (chat.tools.length === 0) return undefined
+  const disable = chat.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
+  const choice = chat.toolChoice
+  switch (choice?.type) {
+    case undefined:
+      return chat.parallelToolCalls === false ? { type: "auto", ...disable } : undefined
+    case "none":
+      return { type: "none" }
+    case "auto":
+      return { type: "auto", ...disable }
+    case "required":
+      return { type: "any", ...disable }
+    case "tool":
+      return { type: "tool", name: choice.name, ...disable }
+  }
+}
+
+const thinkingOf = (chat: ChatRequest): ThinkingOut | undefined =>
+  chat.reasoning === undefined
+    ? undefined
+    : chat.reasoning === null
+      ? { type: "disabled" }
+      : { type: "enabled", budget_tokens: chat.reasoning.budgetTokens }
+
+const promptOf = (chat: ChatRequest, upstreamModel: string): CountTokensRequestOut => {
+  const system = systemOf(chat.messages)
+  const tools = toolsOf(chat)
+  const toolChoice = toolChoiceOf(chat)
+  const thinking = thinkingOf(chat)
+  return {
+    model: upstreamModel,
+    messages: messagesOf(chat.messages),
+    ...(system === undefined ? {} : { system }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(toolChoice === undefined ? {} : { tool_choice: toolChoice }),
+    ...(thinking === undefined ? {} : { thinking })
+  }
+}
+
+export const buildAnthropicRequest = (
+  chat: ChatRequest,
+  target: AnthropicTarget
+): { readonly path: "/v1/messages"; readonly body: MessagesRequestOut } => ({
+  path: "/v1/messages",
+  body: {
+    ...promptOf(chat, target.upstreamModel),
+    max_tokens: chat.maxOutputTokens ?? target.defaultMaxTokens,
+    ...(target.stream ? { stream: true } : {}),
+    ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
+    ...(chat.topP === undefined ? {} : { top_p: chat.topP }),
+    ...(chat.topK === undefined ? {} : { top_k: chat.topK }),
+    ...(chat.stop.length === 0 ? {} : { stop_sequences: chat.stop }),
+    ...(chat.userFingerprint === undefined ? {} : { metadata: { user_id: chat.userFingerprint } })
+  }
+})
+
+/** The prompt side only: count_tokens takes no output limit, sampling, stop sequences or metadata. */
+export const buildAnthropicCountTokensRequest = (
+  chat: ChatRequest,
+  target: { readonly upstreamModel: string }
+): { readonly path: "/v1/messages/count_tokens"; readonly body: CountTokensRequestOut } => ({
+  path: "/v1/messages/count_tokens",
+  body: promptOf(chat, target.upstreamModel)
+})

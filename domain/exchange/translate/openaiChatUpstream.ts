@@ -1,0 +1,296 @@
+/**
+ * The canonical model to and from OpenAI-compatible upstreams (OpenAI, xAI, DeepSeek, Mistral, Alibaba, Moonshot,
+ * Zhipu, MiniMax, Cohere compat). Pure: the adapter (services/exchange) does the HTTP and the SSE framing.
+ *
+ * Out: text parts joined into one string per message, cache markers dropped (SPEC "Prompt caching": only
+ * Anthropic-served models take them); `top_k` and a tool result's error flag have no place in this format and are
+ * dropped. In: vendors' extras are read where they carry something (DeepSeek `reasoning_content` and
+ * `prompt_cache_hit_tokens`, OpenRouter `reasoning`, Mistral typed content chunks, Moonshot's usage inside the
+ * choice); every other extra field and every null is ignored.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import type { CanonicalMessage, ChatEvent, ChatRequest, StopReason, TextPart, Usage } from "../canonical.ts"
+import { UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
+import {
+  type OpenaiChatRequestBody,
+  type UpstreamChatMessage,
+  VendorChatChunk,
+  VendorChatCompletion,
+  type VendorContent,
+  VendorError,
+  type VendorMessage,
+  type VendorToolCall,
+  type VendorUsage
+} from "../wire/openaiChatVendor.ts"
+
+export interface OpenaiChatTarget {
+  readonly upstreamModel: string
+  /** The catalog vendor (`openai`, `deepseek`, `mistral` ...): decides the few per-vendor field names. */
+  readonly vendor: string
+  readonly stream: boolean
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Request
+
+/** Vendors that take a replayed turn's reasoning back, as `reasoning_content` (DeepSeek's thinking + tools). */
+const REPLAYS_REASONING = new Set(["deepseek"])
+
+/** Parts are one string on this format; a newline keeps parts split at a cache breakpoint from running together. */
+const joined = (parts: ReadonlyArray<TextPart>): string => parts.map((part) => part.text).join("\n")
+
+const messageOf = (message: CanonicalMessage, vendor: string): UpstreamChatMessage => {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: joined(message.parts) }
+    case "assistant":
+      return {
+        role: "assistant",
+        content: message.parts.length === 0 && message.toolCalls.length > 0 ? null : joined(message.parts),
+        ...(message.toolCalls.length > 0
+          ? {
+            tool_calls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function" as const,
+              function: { name: call.name, arguments: call.arguments }
+            }))
+          }
+          : {}),
+        ...(message.reasoning !== undefined && REPLAYS_REASONING.has(vendor) ? { reasoning_content: message.reasoning } : {})
+      }
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: joined(message.parts) }
+  }
+}
+
+const toolChoiceOf = (choice: ChatRequest["toolChoice"]): OpenaiChatRequestBody["tool_choice"] =>
+  choice === undefined ? undefined : choice.type === "tool" ? { type: "function", function: { name: choice.name } } : choice.type
+
+const responseFormatOf = (format: ChatRequest["responseFormat"]): OpenaiChatRequestBody["response_format"] => {
+  if (format === undefined || format.type !== "json_schema") return format
+  const { name, schema, strict, description } = format
+  return { type: "json_schema", json_schema: { name, schema, strict, description } }
+}
+
+export const buildOpenaiChatRequest = (
+  chat: ChatRequest,
+  target: OpenaiChatTarget
+): { readonly path: "/chat/completions"; readonly body: OpenaiChatRequestBody } => {
+  const hasTools = chat.tools.length > 0
+  return {
+    path: "/chat/completions",
+    body: {
+      model: target.upstreamModel,
+      messages: chat.messages.map((message) => messageOf(message, target.vendor)),
+      // OpenAI deprecated max_tokens (its reasoning models refuse it); the compatible vendors mostly know only it.
+      ...(target.vendor === "openai" ? { max_completion_tokens: chat.maxOutputTokens } : { max_tokens: chat.maxOutputTokens }),
+      temperature: chat.temperature,
+      top_p: chat.topP,
+      stop: chat.stop.length > 0 ? chat.stop : undefined,
+      frequency_penalty: chat.frequencyPenalty,
+      presence_penalty: chat.presencePenalty,
+      seed: chat.seed,
+      logit_bias: chat.logitBias,
+      logprobs: chat.logprobs,
+      top_logprobs: chat.topLogprobs,
+      tools: hasTools
+        ? chat.tools.map((tool) => ({
+          type: "function" as const,
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters }
+        }))
+        : undefined,
+      tool_choice: hasTools ? toolChoiceOf(chat.toolChoice) : undefined,
+      parallel_tool_calls: hasTools ? chat.parallelToolCalls : undefined,
+      response_format: responseFormatOf(chat.responseFormat),
+      // SPEC "Reasoning controls": an explicit budget was already mapped to its closest effort.
+      reasoning_effort: chat.reasoning?.effort,
+      // Always ask for usage: the bill is the vendor's counts (DESIGN.md section 10).
+      ...(target.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+      user: chat.userFingerprint
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Replies
+
+/** Finish reasons that mean the vendor broke off (DeepSeek, Mistral, Zhipu): a failure, not an answer. */
+const FAILED = new Set(["insufficient_system_resource", "error", "network_error"])
+
+const STOP_REASONS: Record<string, StopReason> = {
+  stop: "stop",
+  eos: "stop",
+  end_turn: "stop",
+  stop_sequence: "stop",
+  length: "length",
+  model_length: "length",
+  max_tokens: "length",
+  tool_calls: "tool_calls",
+  function_call: "tool_calls",
+  tool_use: "tool_calls",
+  content_filter: "content_filter",
+  sensitive: "content_filter"
+}
+
+/** An unknown finish reason ends the answer normally: vendors invent names for it. */
+const stopReasonOf = (reason: string): StopReason => STOP_REASONS[reason] ?? "stop"
+
+/** The vendor's counts into disjoint buckets; an unreported count stays undefined. */
+export const usageOf = (usage: VendorUsage): Usage => {
+  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? undefined
+  const cacheWrite = usage.prompt_tokens_details?.cache_creation_tokens ?? undefined
+  const prompt = usage.prompt_tokens ?? undefined
+  return {
+    // OpenAI's prompt_tokens includes the cached tokens (and, on an exchange like ours, the cache writes).
+    freshInput: prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0)),
+    cacheRead,
+    // Lifetimes are summed on this wire; 5m is the default lifetime.
+    cacheWrite5m: cacheWrite,
+    output: usage.completion_tokens ?? undefined,
+    reasoning: usage.completion_tokens_details?.reasoning_tokens ?? undefined
+  }
+}
+
+const contentOf = (content: VendorContent | null | undefined): { text: string; reasoning: string } => {
+  if (content == null) return { text: "", reasoning: "" }
+  if (typeof content === "string") return { text: content, reasoning: "" }
+  let text = ""
+  let reasoning = ""
+  for (const chunk of content) {
+    if (chunk.type === "text") text += chunk.text ?? ""
+    if (chunk.type === "thinking") reasoning += (chunk.thinking ?? []).map((part) => part.text ?? "").join("")
+  }
+  return { text, reasoning }
+}
+
+/** Reasoning, then text: the order the canonical stream requires. */
+const deltaEvents = (message: VendorMessage): Array<ChatEvent> => {
+  const content = contentOf(message.content)
+  const reasoning = (message.reasoning_content ?? message.reasoning ?? "") + content.reasoning
+  const text = content.text === "" ? (message.refusal ?? "") : content.text
+  const events: Array<ChatEvent> = []
+  if (reasoning !== "") events.push({ type: "reasoning_delta", text: reasoning })
+  if (text !== "") events.push({ type: "text_delta", text })
+  return events
+}
+
+const nonEmpty = (value: string | null | undefined): string | undefined => (value == null || value === "" ? undefined : value)
+
+const statusOf = (error: VendorError["error"]): { status?: number } => {
+  if (typeof error === "string") return {}
+  const status = error.status ?? (typeof error.code === "number" ? error.code : /^\d{3}$/.test(error.code ?? "") ? Number(error.code) : undefined)
+  return status == null ? {} : { status }
+}
+
+const messageOfError = (error: VendorError["error"]): string =>
+  typeof error === "string" ? error : [error.type, error.code, error.message].filter((s) => s != null && s !== "").join(": ") || "the vendor reported an error"
+
+/** The vendor's error object, when the payload is one. */
+const vendorError = (json: unknown): VendorError["error"] | undefined => {
+  if (typeof json !== "object" || json === null || !("error" in json) || json.error == null) return undefined
+  const decoded = Schema.decodeUnknownEither(VendorError)(json)
+  return Either.isRight(decoded) ? decoded.right.error : undefined
+}
+
+const undecodable = (what: string, error: ParseResult.ParseError) =>
+  new UpstreamProtocolError({ message: `${what}: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+
+const brokeOff = (reason: string) => `the vendor ended the reply with finish_reason "${reason}"`
+
+/** A whole (non-streaming) reply as the events a stream of it would have given. */
+export const parseOpenaiChatResponse = (json: unknown): Either.Either<ReadonlyArray<ChatEvent>, UpstreamProtocolError> => {
+  const error = vendorError(json)
+  if (error !== undefined) return Either.left(new UpstreamProtocolError({ message: messageOfError(error), ...statusOf(error) }))
+  const decoded = Schema.decodeUnknownEither(VendorChatCompletion)(json)
+  if (Either.isLeft(decoded)) return Either.left(undecodable("Unexpected chat completion", decoded.left))
+  const reply = decoded.right
+  const choice = reply.choices[0]
+  if (choice === undefined) return Either.left(new UpstreamProtocolError({ message: "The chat completion has no choices." }))
+  const reason = choice.finish_reason ?? "stop"
+  if (FAILED.has(reason)) return Either.left(new UpstreamProtocolError({ message: brokeOff(reason) }))
+  const events: Array<ChatEvent> = [{ type: "start", upstreamId: nonEmpty(reply.id) }, ...deltaEvents(choice.message)]
+  ;(choice.message.tool_calls ?? []).forEach((call, index) =>
+    events.push({
+      type: "tool_call_delta",
+      index,
+      id: nonEmpty(call.id) ?? `call_${index}`,
+      name: call.function?.name ?? undefined,
+      argumentsDelta: call.function?.arguments ?? ""
+    })
+  )
+  events.push({ type: "stop", reason: stopReasonOf(reason) })
+  const usage = reply.usage ?? choice.usage
+  if (usage != null) events.push({ type: "usage", usage: usageOf(usage) })
+  return Either.right(events)
+}
+
+/**
+ * A stream's parser: one call per SSE `data:` payload. Stateful: `start` comes once, `stop` once, and tool calls are
+ * numbered by the vendor's index (a vendor that reuses an index for a call with a new id gets a fresh one).
+ */
+export const makeOpenaiChatStreamParser = (): ((
+  data: string
+) => Either.Either<ReadonlyArray<ChatEvent>, UpstreamProtocolError | UpstreamStreamError>) => {
+  let started = false
+  let stopped = false
+  const slots = new Map<number, { readonly index: number; readonly id: string | undefined }>()
+  let calls = 0
+
+  const toolCallEvent = (call: VendorToolCall, position: number): ChatEvent => {
+    const vendorIndex = call.index ?? position
+    const id = nonEmpty(call.id)
+    let slot = slots.get(vendorIndex)
+    const isNew = slot === undefined || (id !== undefined && slot.id !== undefined && id !== slot.id)
+    if (slot === undefined || isNew) {
+      slot = { index: calls++, id }
+      slots.set(vendorIndex, slot)
+    }
+    return {
+      type: "tool_call_delta",
+      index: slot.index,
+      // The canonical rule: the first delta of a call carries its id.
+      id: isNew ? (id ?? `call_${slot.index}`) : id,
+      name: call.function?.name ?? undefined,
+      argumentsDelta: call.function?.arguments ?? ""
+    }
+  }
+
+  return (data) => {
+    const text = data.trim()
+    if (text === "" || text === "[DONE]") return Either.right([])
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return Either.left(new UpstreamProtocolError({ message: `Stream chunk is not JSON: ${text.slice(0, 200)}` }))
+    }
+    const error = vendorError(json)
+    if (error !== undefined) return Either.left(new UpstreamStreamError({ message: messageOfError(error), ...statusOf(error) }))
+    const decoded = Schema.decodeUnknownEither(VendorChatChunk)(json)
+    if (Either.isLeft(decoded)) return Either.left(undecodable("Unexpected chat completion chunk", decoded.left))
+    const chunk = decoded.right
+    const events: Array<ChatEvent> = []
+    if (!started) {
+      started = true
+      events.push({ type: "start", upstreamId: nonEmpty(chunk.id) })
+    }
+    let usage = chunk.usage
+    // We ask for one choice; another index would be a second answer.
+    for (const choice of (chunk.choices ?? []).filter((c) => (c.index ?? 0) === 0)) {
+      if (choice.delta != null) {
+        events.push(...deltaEvents(choice.delta))
+        ;(choice.delta.tool_calls ?? []).forEach((call, position) => events.push(toolCallEvent(call, position)))
+      }
+      const reason = choice.finish_reason
+      if (reason != null && FAILED.has(reason)) return Either.left(new UpstreamStreamError({ message: brokeOff(reason) }))
+      if (reason != null && !stopped) {
+        stopped = true
+        events.push({ type: "stop", reason: stopReasonOf(reason) })
+      }
+      usage ??= choice.usage
+    }
+    if (usage != null) events.push({ type: "usage", usage: usageOf(usage) })
+    return Either.right(events)
+  }
+}

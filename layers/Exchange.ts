@@ -1,0 +1,17 @@
+/**
+ * The inference exchange (issue 10): the providers and their key pools, the orchestration, settlement and stored
+ * bills, and the routable model list. The ledger, API keys, the oracle's snapshot and AppConfig come from around it.
+ */
+import { Layer } from "effect"
+import { Exchange } from "../services/exchange/Exchange.ts"
+import { Generations } from "../services/exchange/Generations.ts"
+import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
+import { Providers } from "../services/exchange/Providers.ts"
+import { SettlementService } from "../services/exchange/Settlement.ts"
+
+export const ExchangeLive = ModelCatalog.Default.pipe(
+  Layer.provideMerge(Exchange.Default),
+  Layer.provideMerge(SettlementService.Default),
+  Layer.provideMerge(Generations.Default),
+  Layer.provideMerge(Providers.Default)
+)

@@ -1,0 +1,366 @@
+/**
+ * The exchange's orchestration (DESIGN.md section 10): plan the candidates -> estimate -> reserve -> call with
+ * fallback -> settle. Everything after the reservation runs in a fiber of its own that the client cannot interrupt:
+ * a client that disconnects stops receiving, not the bill (the upstream is read on to its usage for at most
+ * STREAM_DRAIN_TIMEOUT_MS), and the hold is settled or released on every exit.
+ */
+import { Deferred, Effect, Either, Option, Queue, Redacted, Stream } from "effect"
+import { createHmac, randomBytes } from "node:crypto"
+import { type Bill, holdWei } from "../../domain/exchange/billing.ts"
+import {
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  foldEvents,
+  type ReplyBill,
+  type ReplyMeta,
+  type RouteRequest,
+  type StreamFailure,
+  type Usage
+} from "../../domain/exchange/canonical.ts"
+import { estimateInputTokens, estimateOutputTokens } from "../../domain/exchange/estimate.ts"
+import type { FailureKind } from "../../domain/exchange/keyPool.ts"
+import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
+import {
+  type CandidatePlan,
+  checkWindows,
+  makeRoutableCatalog,
+  planCandidates,
+  type RoutableCatalog,
+  type RoutableModel
+} from "../../domain/exchange/routing.ts"
+import { AllKeysExhausted, InternalError, ValidationFailed } from "../../domain/errors.ts"
+import { USD18_SCALE } from "../../domain/money.ts"
+import { latestRevision } from "../../domain/oracle/inputs.ts"
+import type { ApiKeyRecord } from "../accounts/ApiKeys.ts"
+import { Ledger } from "../accounts/Ledger.ts"
+import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { callUpstream } from "./Adapters.ts"
+import { Providers } from "./Providers.ts"
+import { type Attempt, SettlementService } from "./Settlement.ts"
+import type { UpstreamFailure } from "./upstreamHttp.ts"
+
+export type InboundFormat = "chat" | "messages"
+
+/** Renders replies in one inbound format (domain/exchange/translate/*Inbound.ts). */
+export interface Renderer<Body> {
+  readonly whole: (result: ChatResult, meta: ReplyMeta, bill: ReplyBill) => Body
+  readonly stream: (meta: ReplyMeta) => {
+    readonly event: (event: ChatEvent) => string
+    readonly finish: (usage: Usage, bill: ReplyBill) => string
+    readonly interrupted: (failure: StreamFailure) => string
+  }
+}
+
+export interface InferenceCall {
+  readonly format: InboundFormat
+  readonly chat: ChatRequest
+  readonly route: RouteRequest
+  readonly stream: boolean
+  readonly endUser: string | undefined
+  readonly apiKey: ApiKeyRecord
+}
+
+export type InferenceAnswer<Body> =
+  | { readonly _tag: "Whole"; readonly headers: Readonly<Record<string, string>>; readonly body: Body }
+  | { readonly _tag: "Stream"; readonly headers: Readonly<Record<string, string>>; readonly frames: Stream.Stream<string> }
+
+const END = "\u0000end"
+
+const newRequestId = () => `gen_${randomBytes(12).toString("hex")}`
+
+/** wei as a decimal number of credits (for `x_credits_*`; the exact figures are the X-Compute-* headers). */
+const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
+
+interface Served {
+  readonly model: RoutableModel
+  readonly keyId: string
+  readonly events: Stream.Stream<ChatEvent, UpstreamFailure>
+  readonly reconcile: (tokens: number) => void
+}
+
+/** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
+const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
+  if (failure.kind === "timeout") return "timeout"
+  if (failure.kind !== "status") return "serverError"
+  const status = failure.status ?? 0
+  if (status === 429) return "rateLimited"
+  if (status >= 500 || status === 408 || status === 401 || status === 403) return "serverError"
+  return undefined
+}
+
+/** The vendor's own words from an error body, for a refusal passed on to the client. */
+const vendorMessage = (failure: UpstreamFailure): string => {
+  try {
+    const parsed = JSON.parse(failure.body ?? "") as { error?: { message?: unknown }; message?: unknown }
+    const message = parsed.error?.message ?? parsed.message
+    if (typeof message === "string") return message
+  } catch {
+    // not JSON: fall through
+  }
+  return failure.message
+}
+
+export class Exchange extends Effect.Service<Exchange>()("Exchange", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const snapshots = yield* OracleSnapshot
+    const providers = yield* Providers
+    const ledger = yield* Ledger
+    const settlement = yield* SettlementService
+    const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
+
+    // The routable catalog is rebuilt only when the oracle's snapshot changes.
+    let cached: { version: number; catalog: RoutableCatalog } | undefined
+    const routable = Effect.map(snapshots.current, (snap) => {
+      if (cached?.version !== snap.version) {
+        cached = {
+          version: snap.version,
+          catalog: makeRoutableCatalog(snap.inputs.catalog, snap.inputs.providers.map((p) => p.vendorSlug), providers.providers, snap.inputs.now)
+        }
+      }
+      return { snap, catalog: cached.catalog }
+    })
+
+    const fingerprint = (endUser: string | undefined): string | undefined =>
+      endUser === undefined || fingerprintKey === undefined
+        ? undefined
+        : createHmac("sha256", Redacted.value(fingerprintKey)).update(endUser).digest("hex").slice(0, 32)
+
+    /** Tries each candidate's keys in order until one answers; the attempts are recorded either way. */
+    const route = (chat: ChatRequest, plan: CandidatePlan, stream: boolean, inputTokensOf: (m: RoutableModel) => number, outputTokens: number, attempts: Array<Attempt>) =>
+      Effect.gen(function* () {
+        for (const model of plan.candidates) {
+          const pool = providers.pool(model.provider.name)
+          if (pool === undefined) continue
+          const tried = new Set<string>()
+          const tokens = inputTokensOf(model) + outputTokens
+          for (;;) {
+            const admission = pool.admit(tokens, Date.now(), tried)
+            if (admission === undefined) {
+              attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
+              break
+            }
+            tried.add(admission.key.id)
+            const started = Date.now()
+            const outcome = yield* Effect.either(
+              callUpstream(chat, {
+                provider: model.provider,
+                key: admission.key,
+                upstreamModel: model.card.sdkId,
+                vendor: model.vendor,
+                defaultMaxTokens: outputTokens,
+                firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
+              }, stream)
+            )
+            if (Either.isRight(outcome)) {
+              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: Date.now() - started })
+              return Option.some<Served>({ model, keyId: admission.key.id, events: outcome.right, reconcile: admission.reconcile })
+            }
+            const failure = outcome.left
+            attempts.push({
+              model: model.key,
+              provider: model.provider.name,
+              key: admission.key.id,
+              outcome: failure.kind,
+              status: failure.status ?? null,
+              message: failure.message,
+              ms: Date.now() - started
+            })
+            const kind = failureKind(failure)
+            if (kind === undefined) {
+              admission.reconcile(0)
+              return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
+            }
+            pool.cooldown(admission.key.id, kind, Date.now(), retryAfterMs(failure.retryAfter, Date.now()))
+            yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
+              Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
+            )
+          }
+        }
+        return Option.none<Served>()
+      })
+
+    const serve = <Body>(call: InferenceCall, renderer: Renderer<Body>) =>
+      Effect.gen(function* () {
+        const { snap, catalog } = yield* routable
+        const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
+        const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels)
+        const inputByVendor = new Map<string, number>()
+        const inputTokensOf = (m: RoutableModel) => {
+          let n = inputByVendor.get(m.vendor)
+          if (n === undefined) inputByVendor.set(m.vendor, (n = estimateInputTokens(chat, providers.tokenRatio(m.vendor))))
+          return n
+        }
+        const windowed = yield* checkWindows(planned, inputTokensOf)
+        const outputTokens = estimateOutputTokens(chat)
+        // `auto` tries at most three models that have capacity now; the hold covers the costliest of those tried.
+        const plan: CandidatePlan = windowed.auto
+          ? {
+            ...windowed,
+            candidates: windowed.candidates
+              .filter((m) => providers.pool(m.provider.name)?.status(inputTokensOf(m) + outputTokens, Date.now()).canAdmit === true)
+              .slice(0, 3)
+          }
+          : windowed
+        if (plan.candidates.length === 0) {
+          return yield* new AllKeysExhausted({ message: "Every upstream key that could serve this request is busy or cooling down; retry shortly." })
+        }
+        const peg = snap.inputs.pegUsd18
+        const hold = plan.candidates.reduce((max, m) => {
+          const wei = holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg)
+          return wei > max ? wei : max
+        }, 1n)
+        const requestId = newRequestId()
+        const createdAt = new Date()
+        yield* ledger.reserve({
+          accountId: call.apiKey.accountId,
+          requestId,
+          amountWei: hold,
+          apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei }
+        }).pipe(
+          // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
+          Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })
+        )
+        const answer = yield* Deferred.make<InferenceAnswer<Body>, AllKeysExhausted | ValidationFailed | InternalError>()
+        const attempts: Array<Attempt> = []
+        const requested = plan.candidates[0]!.key
+        const revision = latestRevision(snap.inputs)
+
+        const run = Effect.gen(function* () {
+          const served = yield* route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts)
+          if (Option.isNone(served)) {
+            return yield* Deferred.fail(
+              answer,
+              new AllKeysExhausted({ message: `Every upstream key for ${plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.` })
+            )
+          }
+          const { model, keyId, events, reconcile } = served.value
+          const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
+          const headers: Record<string, string> = {
+            "x-request-id": requestId,
+            "x-model-used": model.key,
+            "x-model-requested": requested,
+            "x-fallback-used": String(model.key !== requested),
+            "x-provider": model.provider.name,
+            "x-routing-strategy": "failover",
+            ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {})
+          }
+          const settleWith = (result: ChatResult, completed: boolean) =>
+            Effect.tap(
+              settlement.settle({
+                requestId,
+                accountId: call.apiKey.accountId,
+                apiKeyId: call.apiKey.id,
+                format: call.format,
+                stream: call.stream,
+                completed,
+                modelRequested: requested,
+                served: model,
+                upstreamKey: keyId,
+                chooser: plan.chooser ?? null,
+                result,
+                estimatedInputTokens: inputTokensOf(model),
+                attempts,
+                holdWei: hold,
+                pegUsd18: peg,
+                revision,
+                createdAt
+              }),
+              (settled) =>
+                Effect.sync(() => reconcile((settled.usage.freshInput ?? 0) + (settled.usage.cacheRead ?? 0) + (settled.usage.output ?? 0))).pipe(
+                  Effect.zipRight(logLine(requestId, model.key, completed, settled.bill, createdAt))
+                )
+            )
+          const replyBill = (bill: Bill, balanceWei: bigint): ReplyBill => ({
+            creditsUsed: credits(bill.chargeWei),
+            creditsRemaining: credits(balanceWei),
+            requestsRemaining: null
+          })
+          const withoutExcluded = chat.reasoning?.exclude === true
+            ? Stream.filter(events, (e) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature")
+            : events
+
+          if (!call.stream) {
+            const collected = yield* Effect.either(Stream.runCollect(withoutExcluded))
+            // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
+            const result = foldEvents(Either.isRight(collected) ? collected.right : [])
+            const settled = yield* settleWith(result, Either.isRight(collected))
+            return yield* Deferred.succeed(answer, {
+              _tag: "Whole",
+              headers: { ...headers, "x-compute-used": settled.bill.chargeWei.toString(), "x-compute-remaining": settled.settlement.balanceWei.toString() },
+              body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
+            })
+          }
+
+          const frames = yield* Queue.unbounded<string>()
+          const clientGone = yield* Deferred.make<void>()
+          const render = renderer.stream(meta)
+          const seen: Array<ChatEvent> = []
+          let stopped = false
+          yield* Deferred.succeed(answer, {
+            _tag: "Stream",
+            headers,
+            frames: Stream.fromQueue(frames).pipe(
+              Stream.takeWhile((frame) => frame !== END),
+              Stream.ensuring(Deferred.succeed(clientGone, undefined))
+            )
+          })
+          const consume = Stream.runForEach(withoutExcluded, (event) => {
+            seen.push(event)
+            if (event.type === "stop") stopped = true
+            const text = render.event(event)
+            return text === "" ? Effect.void : Queue.offer(frames, text)
+          })
+          // After a disconnect the upstream is read on (for its usage) for at most the drain timeout.
+          const drained: Effect.Effect<Either.Either<void, UpstreamFailure | "drain_timeout">> = Effect.raceFirst(
+            Effect.either(consume),
+            Effect.zipRight(Deferred.await(clientGone), Effect.sleep(config.exchange.drainTimeoutMs)).pipe(
+              Effect.as(Either.left("drain_timeout" as const))
+            )
+          )
+          const outcome = yield* drained
+          const result = foldEvents(seen)
+          const completed = Either.isRight(outcome) && stopped
+          const settled = yield* settleWith(result, completed)
+          const bill = replyBill(settled.bill, settled.settlement.balanceWei)
+          if (completed) {
+            yield* Queue.offer(frames, render.finish(settled.usage, bill))
+          } else {
+            const why = Either.isLeft(outcome)
+              ? typeof outcome.left === "string" ? "the client left and the upstream did not finish in time" : outcome.left.message
+              : "the upstream ended the stream before its end"
+            yield* Queue.offer(frames, render.interrupted({ code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` }))
+          }
+          yield* Queue.offer(frames, END)
+        })
+
+        // Not the client's to interrupt: it runs to the settlement; whatever happens, the hold does not outlive it.
+        yield* Effect.forkDaemon(
+          run.pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.logError("an inference request failed unexpectedly", cause).pipe(
+                Effect.zipRight(Deferred.fail(answer, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
+              )
+            ),
+            Effect.ensuring(Effect.ignore(ledger.release(requestId)))
+          )
+        )
+        return yield* Deferred.await(answer)
+      })
+
+    return { serve, routable } as const
+  })
+}) {}
+
+const logLine = (requestId: string, model: string, completed: boolean, bill: Bill, createdAt: Date) =>
+  Effect.logInfo("inference").pipe(
+    Effect.annotateLogs({
+      requestId,
+      model,
+      status: completed ? "completed" : "interrupted",
+      chargeWei: bill.chargeWei.toString(),
+      ms: Date.now() - createdAt.getTime()
+    })
+  )

@@ -1,0 +1,151 @@
+/**
+ * Settling an inference request (SPEC "Billing" 5, DESIGN.md section 10): the vendor's counts (completed by our own
+ * count where it reported nothing, see docs/decisions.md), priced by the live price point of the model that served,
+ * charged and recorded with its bill in ONE transaction; idempotent by request id (the ledger's settle and the bill's
+ * insert both are).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { encode } from "gpt-tokenizer/encoding/o200k_base"
+import { type Bill, priceUsage } from "../../domain/exchange/billing.ts"
+import type { ChatResult, Usage } from "../../domain/exchange/canonical.ts"
+import type { RoutableModel } from "../../domain/exchange/routing.ts"
+import { ROUTING_MARKUP, type Usd18 } from "../../domain/money.ts"
+import type { ConfirmedRevision } from "../../domain/oracle/inputs.ts"
+import { Ledger, type Settlement } from "../accounts/Ledger.ts"
+import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { Generations, type GenerationRow } from "./Generations.ts"
+
+export interface Attempt {
+  readonly model: string
+  readonly provider: string
+  readonly key: string | null
+  readonly outcome: string
+  readonly status: number | null
+  readonly message: string | null
+  readonly ms: number
+}
+
+export interface SettleRequest {
+  readonly requestId: string
+  readonly accountId: string
+  readonly apiKeyId: string
+  readonly format: "chat" | "messages"
+  readonly stream: boolean
+  readonly completed: boolean
+  readonly modelRequested: string
+  readonly served: RoutableModel
+  readonly upstreamKey: string
+  readonly chooser: string | null
+  /** What the reply delivered (for our own count where the vendor reported nothing). */
+  readonly result: ChatResult
+  /** The input estimate (our count of what was sent). */
+  readonly estimatedInputTokens: number
+  readonly attempts: ReadonlyArray<Attempt>
+  readonly holdWei: bigint
+  readonly pegUsd18: Usd18
+  readonly revision: ConfirmedRevision | undefined
+  readonly createdAt: Date
+}
+
+export interface Settled {
+  readonly bill: Bill
+  readonly usage: Usage
+  readonly settlement: Settlement
+}
+
+const countTokens = (text: string) => (text === "" ? 0 : encode(text).length)
+
+/**
+ * The counts billed. A vendor's report wins field by field. When it reported no input at all, the input we sent is
+ * billed at our estimate; when it reported no output, what we delivered is counted with o200k (reasoning and tool
+ * arguments included). Nothing the client did not receive is invented.
+ */
+export const billedUsage = (reported: Usage, result: ChatResult, estimatedInputTokens: number): { usage: Usage; estimated: boolean } => {
+  const inputReported = [reported.freshInput, reported.cacheRead, reported.cacheWrite5m, reported.cacheWrite1h].some((n) => n !== undefined)
+  const outputReported = reported.output !== undefined
+  if (inputReported && outputReported) return { usage: reported, estimated: false }
+  const delivered = countTokens(result.text) + countTokens(result.reasoning) +
+    result.toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.arguments), 0)
+  return {
+    usage: {
+      ...reported,
+      freshInput: inputReported ? reported.freshInput : estimatedInputTokens,
+      output: outputReported ? reported.output : delivered,
+      reasoning: outputReported ? reported.reasoning : result.reasoning === "" ? undefined : countTokens(result.reasoning)
+    },
+    estimated: true
+  }
+}
+
+export class SettlementService extends Effect.Service<SettlementService>()("SettlementService", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* Ledger
+    const generations = yield* Generations
+
+    const settle = (request: SettleRequest): Effect.Effect<Settled> =>
+      Effect.gen(function* () {
+        const { usage, estimated } = billedUsage(request.result.usage, request.result, request.estimatedInputTokens)
+        const point = request.served.listing.price
+        const bill = priceUsage(point, usage, request.pegUsd18)
+        const row: GenerationRow = {
+          id: request.requestId,
+          accountId: request.accountId,
+          apiKeyId: request.apiKeyId,
+          inboundFormat: request.format,
+          stream: request.stream,
+          status: request.completed ? "completed" : "interrupted",
+          modelRequested: request.modelRequested,
+          modelUsed: request.served.key,
+          provider: request.served.provider.name,
+          upstreamKey: request.upstreamKey,
+          chooser: request.chooser,
+          usage: {
+            freshInput: usage.freshInput ?? null,
+            cacheRead: usage.cacheRead ?? null,
+            cacheWrite5m: usage.cacheWrite5m ?? null,
+            cacheWrite1h: usage.cacheWrite1h ?? null,
+            output: usage.output ?? null,
+            reasoning: usage.reasoning ?? null,
+            source: estimated ? "partly_estimated" : "vendor"
+          },
+          bill: {
+            legs: bill.legs.map((leg) => ({
+              kind: leg.kind,
+              tokens: leg.tokens,
+              rateUsd18PerMillion: leg.rateUsd18PerMillion.toString(),
+              provenance: leg.provenance,
+              pricedAs: leg.pricedAs
+            })),
+            tierFromInputTokens: bill.tierFromInputTokens,
+            subtotalUsd18: bill.subtotalUsd18.toString(),
+            markup: { numerator: Number(ROUTING_MARKUP.numerator), denominator: Number(ROUTING_MARKUP.denominator) },
+            pegUsd18: request.pegUsd18.toString(),
+            priceEffectiveFrom: point.effectiveFrom.toISOString(),
+            priceObservedAt: request.served.listing.price.observedAt.toISOString(),
+            revision: request.revision === undefined
+              ? null
+              : { revisionVersion: request.revision.revisionVersion, metadataHash: request.revision.metadataHash }
+          },
+          attempts: request.attempts,
+          holdWei: request.holdWei,
+          chargeWei: bill.chargeWei,
+          createdAt: request.createdAt,
+          settledAt: new Date()
+        }
+        const settlement = yield* orDieUnlessUnavailable(
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const settled = yield* ledger.settle({ requestId: request.requestId, chargeWei: bill.chargeWei })
+              if (!settled.alreadySettled) yield* generations.insert(row)
+              return settled
+            })
+          )
+        ).pipe(Effect.orDie)
+        return { bill, usage, settlement }
+      })
+
+    return { settle } as const
+  })
+}) {}

@@ -1,0 +1,183 @@
+/**
+ * The exchange's endpoints (SPEC "Inference endpoints"): both chat wire formats (JSON or server-sent events), the
+ * routable model list, and the stored bill of a request. The inference bodies are decoded by the wire format's own
+ * rules (domain/exchange/translate/*Inbound.ts, which report every offending field), so the routes take the raw
+ * request; the schemas here are what the document shows.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AllKeysExhausted,
+  ApiKeyFrozen,
+  ApiKeyRevoked,
+  InsufficientBalance,
+  InternalError,
+  InvalidApiKey,
+  ModelRestricted,
+  NotFound,
+  ServiceUnavailable,
+  SpendingLimitReached,
+  ValidationFailed
+} from "../../domain/errors.ts"
+import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
+import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+import { ApiKeyAuth, CurrentApiKey } from "./ApiKeyAuth.ts"
+
+/** `POST /v1/messages` also takes the key as `x-api-key` (SPEC Authentication 2). */
+export class MessagesKeyAuth extends HttpApiMiddleware.Tag<MessagesKeyAuth>()("MessagesKeyAuth", {
+  provides: CurrentApiKey,
+  failure: Schema.Union(errorWire(InvalidApiKey), errorWire(ApiKeyFrozen), errorWire(ApiKeyRevoked)),
+  security: { bearer: HttpApiSecurity.bearer, apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }) }
+}) {}
+
+const EventStream = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })).annotations({
+  description: "With `stream: true`: server-sent events in the format's own order (see the endpoint description)"
+})
+
+const ChatBody = Schema.Struct({ model: Schema.optional(Schema.String), messages: Schema.Array(Schema.Unknown) }).annotations({
+  identifier: "ChatCompletionsRequest",
+  description:
+    "The OpenAI chat-completions request. Extensions: `models` (ordered fallback list, 1-8 ids), `conversation_id`, `routing_bias` " +
+    "(cheaper | balanced | better, only with `auto`). `model` omitted or `auto` lets the exchange choose."
+})
+
+const MessagesBody = Schema.Struct({ model: Schema.optional(Schema.String), max_tokens: Schema.Int, messages: Schema.Array(Schema.Unknown) }).annotations({
+  identifier: "MessagesRequest",
+  description: "The Anthropic messages request. Extensions: `models` (ordered fallback list, 1-8 ids), `routing_bias` (only with `auto`)."
+})
+
+export class ChatGroup extends HttpApiGroup.make("chat")
+  .add(
+      HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
+        .setPayload(ChatBody)
+        .addSuccess(ChatCompletion)
+        .addSuccess(EventStream)
+        .addError(errorWire(ValidationFailed))
+        .addError(errorWire(ModelRestricted))
+        .addError(errorWire(InsufficientBalance))
+        .addError(errorWire(SpendingLimitReached))
+        .addError(errorWire(AllKeysExhausted))
+        .addError(errorWire(ServiceUnavailable))
+        .addError(errorWire(InternalError))
+        .annotate(OpenApi.Summary, "Chat completion (OpenAI wire format), streaming or not, billed from the key's account")
+        .annotate(
+          OpenApi.Description,
+          "Streaming: `data:` chunks (`chat.completion.chunk`), the first delta carrying `role`, `delta.reasoning` before content; " +
+            "the final chunk carries `finish_reason`, `usage`, `x_credits_used`, `x_credits_remaining` and `x_ratelimit_requests_remaining`, " +
+            "then `data: [DONE]`. An upstream failure after the first byte ends the stream with an `error` chunk of code `stream_interrupted`."
+        )
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Chat completions") {}
+
+export class MessagesGroup extends HttpApiGroup.make("messages")
+  .add(
+      HttpApiEndpoint.post("messages", "/v1/messages")
+        .setPayload(MessagesBody)
+        .addSuccess(MessageReply)
+        .addSuccess(EventStream)
+        .addError(errorWire(ValidationFailed))
+        .addError(errorWire(ModelRestricted))
+        .addError(errorWire(InsufficientBalance))
+        .addError(errorWire(SpendingLimitReached))
+        .addError(errorWire(AllKeysExhausted))
+        .addError(errorWire(ServiceUnavailable))
+        .addError(errorWire(InternalError))
+        .annotate(OpenApi.Summary, "Messages (Anthropic wire format), streaming or not, billed from the key's account")
+        .annotate(
+          OpenApi.Description,
+          "Streaming: `message_start`, `content_block_start`, `content_block_delta` (`thinking_delta`, `signature_delta`, `text_delta`, " +
+            "`input_json_delta`), `content_block_stop`, `message_delta` (`stop_reason`, `stop_sequence`, `usage`, `x_credits_*`), `message_stop`. " +
+            "An upstream failure after the first byte ends the stream with an `error` event of code `stream_interrupted`."
+        )
+  )
+  .middleware(MessagesKeyAuth)
+  .annotate(OpenApi.Title, "Messages") {}
+
+export const ModelListItem = Schema.Struct({
+  id: Schema.String.annotations({ description: "`<vendor>/<model>`" }),
+  object: Schema.Literal("model"),
+  created: Schema.Int.annotations({ description: "Release date, epoch seconds" }),
+  owned_by: Schema.String,
+  displayName: Schema.String,
+  routingAliases: Schema.Array(Schema.String).annotations({ description: "Other spellings that route to this model (the bare name when unambiguous)" }),
+  maxInputTokens: Schema.optional(Schema.Int)
+}).annotations({ identifier: "ModelListItem" })
+
+export const ModelList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ModelListItem) }).annotations({ identifier: "ModelList" })
+
+export class ModelsGroup extends HttpApiGroup.make("models")
+  .add(
+    HttpApiEndpoint.get("models", "/v1/models")
+      .addSuccess(ModelList)
+      .annotate(OpenApi.Summary, "The routable catalogue (OpenAI list format); cached 60 s")
+  )
+  .annotate(OpenApi.Title, "Models") {}
+
+const Leg = Schema.Struct({
+  kind: Schema.String,
+  tokens: Schema.Int,
+  rateUsd18PerMillion: Schema.String.annotations({ description: "USD per million tokens, scaled by 10^18" }),
+  provenance: Schema.String,
+  pricedAs: Schema.String.annotations({ description: "The price component whose rate was used (a cache kind a model does not price is billed at input)" })
+})
+
+export const GenerationView = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("generation"),
+  createdAt: Schema.String,
+  settledAt: Schema.String,
+  status: Schema.Literal("completed", "interrupted"),
+  stream: Schema.Boolean,
+  format: Schema.Literal("chat", "messages"),
+  modelRequested: Schema.String,
+  modelUsed: Schema.String,
+  provider: Schema.String,
+  chooser: Schema.NullOr(Schema.String),
+  usage: Schema.Struct({
+    freshInput: Schema.NullOr(Schema.Int),
+    cacheRead: Schema.NullOr(Schema.Int),
+    cacheWrite5m: Schema.NullOr(Schema.Int),
+    cacheWrite1h: Schema.NullOr(Schema.Int),
+    output: Schema.NullOr(Schema.Int),
+    reasoning: Schema.NullOr(Schema.Int),
+    source: Schema.Literal("vendor", "partly_estimated")
+  }),
+  bill: Schema.Struct({
+    legs: Schema.Array(Leg),
+    tierFromInputTokens: Schema.NullOr(Schema.Int),
+    subtotalUsd18: Schema.String,
+    markup: Schema.Struct({ numerator: Schema.Int, denominator: Schema.Int }),
+    pegUsd18: Schema.String,
+    priceEffectiveFrom: Schema.String,
+    priceObservedAt: Schema.String,
+    revision: Schema.NullOr(Schema.Struct({ revisionVersion: Schema.Int, metadataHash: Schema.String })),
+    chargeWei: Schema.String,
+    holdWei: Schema.String
+  }),
+  attempts: Schema.Array(
+    Schema.Struct({
+      model: Schema.String,
+      provider: Schema.String,
+      key: Schema.NullOr(Schema.String),
+      outcome: Schema.String,
+      status: Schema.NullOr(Schema.Int),
+      message: Schema.NullOr(Schema.String),
+      ms: Schema.Int
+    })
+  )
+}).annotations({ identifier: "Generation" })
+
+export class GenerationsGroup extends HttpApiGroup.make("generations")
+  .add(
+    HttpApiEndpoint.get("generation", "/v1/generations/:id")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(GenerationView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "The stored bill of one request (id = its X-Request-Id): counts, rates, provenance, tier, markup, peg, revision, attempts")
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Generations") {}
+

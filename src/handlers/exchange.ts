@@ -1,0 +1,119 @@
+/**
+ * The exchange's routes: decode the body by its wire format's rules, call the Exchange, answer JSON or server-sent
+ * events with the routing headers; the model list; a stored bill.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Either, Layer, Option, Redacted, Stream } from "effect"
+import { NotFound, ValidationFailed } from "../../domain/errors.ts"
+import { decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
+import { renderMessage } from "../../domain/exchange/translate/anthropicRender.ts"
+import { makeMessagesStream } from "../../domain/exchange/translate/anthropicStream.ts"
+import { decodeChatCompletionsRequest, renderChatCompletion } from "../../domain/exchange/translate/openaiChatInbound.ts"
+import { makeChatCompletionStream } from "../../domain/exchange/translate/openaiChatStream.ts"
+import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
+import { Exchange, type InferenceAnswer, type InferenceCall } from "../../services/exchange/Exchange.ts"
+import { Generations, type GenerationRow } from "../../services/exchange/Generations.ts"
+import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
+import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
+import type { GenerationView } from "../api/ExchangeApi.ts"
+import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
+import { ServerApi } from "../api/ServerApi.ts"
+import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
+
+/** A body that is not JSON is refused like any other invalid body: 422 naming the request. */
+const jsonBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+  Effect.mapError(request.json, () =>
+    ValidationFailed.fromIssues([{ param: "", path: [], message: "the body is not valid JSON" }])
+  )
+)
+
+const respond = <Body>(answer: InferenceAnswer<Body>) =>
+  answer._tag === "Whole"
+    ? HttpServerResponse.unsafeJson(answer.body, { headers: answer.headers })
+    : HttpServerResponse.stream(answer.frames.pipe(Stream.encodeText), {
+      contentType: "text/event-stream",
+      headers: { ...answer.headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
+    })
+
+const chatRenderer = { whole: renderChatCompletion, stream: makeChatCompletionStream }
+const messagesRenderer = { whole: renderMessage, stream: makeMessagesStream }
+
+export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =>
+  Effect.gen(function* () {
+    const exchange = yield* Exchange
+    return handlers.handleRaw("chatCompletions", () =>
+      Effect.gen(function* () {
+        const decoded = yield* Either.match(decodeChatCompletionsRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
+        const call: InferenceCall = { format: "chat", ...decoded, apiKey: yield* CurrentApiKey }
+        return respond(yield* exchange.serve(call, chatRenderer))
+      })
+    )
+  })
+).pipe(Layer.provide(ApiKeyAuthLive))
+
+/** Bearer first, else `x-api-key`; either scheme reads the same request, so a refusal names the key that was sent. */
+const MessagesKeyAuthLive = Layer.effect(
+  MessagesKeyAuth,
+  Effect.map(ApiKeys, (keys) => {
+    const authenticate = () =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const authorization = request.headers.authorization ?? ""
+        const token = /^bearer /i.test(authorization) ? authorization.slice(7) : (request.headers["x-api-key"] ?? "")
+        return keys.authenticate(token.trim())
+      })
+    return MessagesKeyAuth.of({ bearer: (_: Redacted.Redacted) => authenticate(), apiKey: (_: Redacted.Redacted) => authenticate() })
+  })
+)
+
+export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (handlers) =>
+  Effect.gen(function* () {
+    const exchange = yield* Exchange
+    return handlers.handleRaw("messages", () =>
+      Effect.gen(function* () {
+        const decoded = yield* Either.match(decodeMessagesRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
+        const call: InferenceCall = { format: "messages", ...decoded, apiKey: yield* CurrentApiKey }
+        return respond(yield* exchange.serve(call, messagesRenderer))
+      })
+    )
+  })
+).pipe(Layer.provide(MessagesKeyAuthLive))
+
+export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handlers) =>
+  Effect.gen(function* () {
+    const models = yield* ModelCatalog
+    return handlers.handle("models", () => models.list)
+  })
+)
+
+const generationView = (row: GenerationRow): typeof GenerationView.Type => ({
+  id: row.id,
+  object: "generation",
+  createdAt: row.createdAt.toISOString(),
+  settledAt: row.settledAt.toISOString(),
+  status: row.status,
+  stream: row.stream,
+  format: row.inboundFormat,
+  modelRequested: row.modelRequested,
+  modelUsed: row.modelUsed,
+  provider: row.provider,
+  chooser: row.chooser,
+  usage: row.usage,
+  bill: { ...row.bill, chargeWei: row.chargeWei.toString(), holdWei: row.holdWei.toString() },
+  attempts: row.attempts
+})
+
+export const GenerationsHandlers = HttpApiBuilder.group(ServerApi, "generations", (handlers) =>
+  Effect.gen(function* () {
+    const generations = yield* Generations
+    return handlers.handle("generation", ({ path }) =>
+      Effect.gen(function* () {
+        const key = yield* CurrentApiKey
+        const found = yield* generations.find(key.accountId, path.id)
+        return yield* Option.match(found, {
+          onNone: () => Effect.fail(new NotFound({ message: `No generation ${path.id} on this account.` })),
+          onSome: (row) => Effect.succeed(generationView(row))
+        })
+      })
+    )
+  })
+).pipe(Layer.provide(ApiKeyAuthLive))
