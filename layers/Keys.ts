@@ -6,8 +6,9 @@ import { Layer } from "effect"
 import { ApiKeys, CatalogModelsLive } from "../services/accounts/ApiKeys.ts"
 import { LedgerRepository } from "../services/accounts/LedgerRepository.ts"
 import { Usage } from "../services/accounts/Usage.ts"
+import { Generations } from "../services/exchange/Generations.ts"
 
 export const KeysLive = Layer.mergeAll(
   ApiKeys.Default.pipe(Layer.provide(CatalogModelsLive)),
-  Usage.Default.pipe(Layer.provide(LedgerRepository.Default))
+  Usage.Default.pipe(Layer.provide([LedgerRepository.Default, Generations.Default]))
 )

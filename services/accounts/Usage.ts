@@ -5,6 +5,7 @@
 import { Clock, Effect } from "effect"
 import { type CapCheck, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
 import type { ApiKeyRecord } from "./ApiKeys.ts"
+import { Generations } from "../exchange/Generations.ts"
 import { Ledger } from "./Ledger.ts"
 import { LedgerRepository } from "./LedgerRepository.ts"
 
@@ -29,6 +30,7 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
   effect: Effect.gen(function* () {
     const ledger = yield* Ledger
     const repository = yield* LedgerRepository
+    const generations = yield* Generations
 
     const of = (key: ApiKeyRecord) =>
       Effect.gen(function* () {
@@ -50,6 +52,7 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
           { scope: "account_weekly", limitWei: account.limits.weeklyWei, usedWei: charged.week + account.reservedWei },
           { scope: "account_monthly", limitWei: account.limits.monthlyWei, usedWei: charged.month + account.reservedWei }
         ]
+        const cache = yield* generations.cacheTotals(key.accountId)
         return {
           balanceWei: account.balanceWei,
           spentWei: account.spentWei,
@@ -61,10 +64,7 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
             monthlyUsedWei: keyUsed.month + keyUsed.live
           },
           remainingWei: remainingBudget(account.balanceWei - account.reservedWei, checks),
-          // Settlements record no cache token counts until the exchange bills requests (issue 10).
-          cachedInputTokens: null,
-          cacheWrite5mTokens: null,
-          cacheWrite1hTokens: null
+          ...cache
         } satisfies UsageReport
       })
 

@@ -34,6 +34,7 @@ import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
 import type { ApiKeyRecord } from "../accounts/ApiKeys.ts"
 import { Ledger } from "../accounts/Ledger.ts"
+import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { callUpstream } from "./Adapters.ts"
@@ -109,6 +110,20 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const providers = yield* Providers
     const ledger = yield* Ledger
     const settlement = yield* SettlementService
+    const usage = yield* UsageReports
+
+    /** X-Key-*-Remaining: what the key's caps leave (its live holds counted), or `unlimited`; keys have no weekly cap. */
+    const keyHeaders = (apiKey: ApiKeyRecord) =>
+      apiKey.dailyLimitWei === null && apiKey.monthlyLimitWei === null
+        ? Effect.succeed({ "x-key-daily-remaining": "unlimited", "x-key-weekly-remaining": "unlimited", "x-key-monthly-remaining": "unlimited" })
+        : Effect.map(usage.of(apiKey), (report) => {
+          const left = (limit: bigint | null, used: bigint) => (limit === null ? "unlimited" : (limit > used ? limit - used : 0n).toString())
+          return {
+            "x-key-daily-remaining": left(report.key.dailyLimitWei, report.key.dailyUsedWei),
+            "x-key-weekly-remaining": "unlimited",
+            "x-key-monthly-remaining": left(report.key.monthlyLimitWei, report.key.monthlyUsedWei)
+          }
+        })
     const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
 
     // The routable catalog is rebuilt only when the oracle's snapshot changes.
@@ -229,8 +244,16 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         const revision = latestRevision(snap.inputs)
 
         const run = Effect.gen(function* () {
-          const served = yield* route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts)
+          const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts))
+          if (Either.isLeft(routed)) {
+            // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
+            yield* Effect.ignore(ledger.release(requestId))
+            return yield* Deferred.fail(answer, routed.left)
+          }
+          const served = routed.right
           if (Option.isNone(served)) {
+            // Released before the answer goes out, so a client that reads its account next sees nothing reserved.
+            yield* Effect.ignore(ledger.release(requestId))
             return yield* Deferred.fail(
               answer,
               new AllKeysExhausted({ message: `Every upstream key for ${plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.` })
@@ -289,7 +312,12 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             const settled = yield* settleWith(result, Either.isRight(collected))
             return yield* Deferred.succeed(answer, {
               _tag: "Whole",
-              headers: { ...headers, "x-compute-used": settled.bill.chargeWei.toString(), "x-compute-remaining": settled.settlement.balanceWei.toString() },
+              headers: {
+                ...headers,
+                ...(yield* keyHeaders(call.apiKey)),
+                "x-compute-used": settled.bill.chargeWei.toString(),
+                "x-compute-remaining": settled.settlement.balanceWei.toString()
+              },
               body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
             })
           }
@@ -301,7 +329,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           let stopped = false
           yield* Deferred.succeed(answer, {
             _tag: "Stream",
-            headers,
+            // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
+            headers: { ...headers, ...(yield* keyHeaders(call.apiKey)) },
             frames: Stream.fromQueue(frames).pipe(
               Stream.takeWhile((frame) => frame !== END),
               Stream.ensuring(Deferred.succeed(clientGone, undefined))
@@ -341,6 +370,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           run.pipe(
             Effect.catchAllCause((cause) =>
               Effect.logError("an inference request failed unexpectedly", cause).pipe(
+                Effect.zipRight(Effect.ignore(ledger.release(requestId))),
                 Effect.zipRight(Deferred.fail(answer, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
               )
             ),

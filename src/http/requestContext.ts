@@ -56,8 +56,9 @@ export const requestContext =
       })
       const started = performance.now()
       const path = pathOf(request.url)
+      // An inference answer names its routing decision (the id of its bill) instead (SPEC "Response headers").
       yield* HttpApp.appendPreResponseHandler((_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId))
+        Effect.succeed(response.headers[REQUEST_ID_HEADER] === undefined ? HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId) : response)
       )
       // The request line carries everything; other log lines inside the request carry its id (one annotation
       // keeps the per-request cost low).
