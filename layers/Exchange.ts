@@ -7,9 +7,10 @@ import { Exchange } from "../services/exchange/Exchange.ts"
 import { Generations } from "../services/exchange/Generations.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
+import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
 
-export const ExchangeLive = ModelCatalog.Default.pipe(
+export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pipe(
   Layer.provideMerge(Exchange.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),

@@ -17,7 +17,7 @@ import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
-import { ChatHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
+import { ChatHandlers, EstimateHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
 import { UsageHandlers } from "../src/handlers/usage.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
@@ -40,6 +40,7 @@ export const HandlersLive = Layer.mergeAll(
   ChatHandlers,
   MessagesHandlers,
   ModelsHandlers,
+  EstimateHandlers,
   GenerationsHandlers
 ).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),

@@ -287,6 +287,75 @@ describe("refusals surface as the SDKs' typed errors with our error.code", () =>
   })
 })
 
+describe("GET /v1/inference/estimate and GET /v1/models/availability (no key)", () => {
+  const estimate = (query: string) => api().call("GET", `/v1/inference/estimate?${query}`)
+
+  it("quotes a named model at the catalog's rates plus 5%, with the hold a send would take", async () => {
+    const answer = await estimate("model=gpt-4.1&promptTokens=1000&completionTokens=500")
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+    const charge = expectedChargeWei([[1000, "2"], [500, "8"]])
+    expect(answer.body).toEqual({
+      model: "gpt-4.1",
+      resolvedModel: "openai/gpt-4.1",
+      promptTokens: 1000,
+      completionTokens: 500,
+      creditsCost: Number(charge) / 1e18,
+      creditsWei: charge.toString(),
+      usdCost: Number(charge) / 1e18,
+      reservedWei: charge.toString(),
+      tierFromInputTokens: null
+    })
+    expect(answer.headers.get("x-model-chooser")).toBeNull()
+  })
+
+  it("prices a whole input side over a threshold at the higher tier", async () => {
+    const answer = await estimate("model=anthropic/claude-sonnet-4.5&promptTokens=250000&completionTokens=500")
+    expect(answer.body).toMatchObject({ tierFromInputTokens: 200001, creditsWei: expectedChargeWei([[250000, "6"], [500, "22.5"]]).toString() })
+  })
+
+  it("quotes auto at the cheapest model whose window holds the request, holding for the costliest candidate", async () => {
+    const small = await estimate("promptTokens=10&completionTokens=10")
+    expect(small.headers.get("x-model-chooser")).toBe("engine")
+    expect(small.body.resolvedModel).toBe("openai/gpt-tiny")
+    const large = await estimate("model=auto&promptTokens=1000&completionTokens=500")
+    // gpt-tiny's 60-token window is too small; then deepseek, gemini and gpt-4.1 are the three cheapest.
+    expect(large.body.resolvedModel).toBe("deepseek/deepseek-reasoner")
+    expect(large.body.reservedWei).toBe(expectedChargeWei([[1000, "2"], [500, "8"]]).toString())
+  })
+
+  it("refuses what a send would refuse, naming the query parameter", async () => {
+    for (const [query, param] of [
+      ["model=gpt-4.1&reasoningRequested=true", "reasoningRequested"],
+      ["model=gpt-4.1&routing_bias=cheaper", "routing_bias"],
+      ["reasoningRequested=yes", "reasoningRequested"],
+      ["promptTokens=-1", "promptTokens"],
+      ["model=gpt-tiny&promptTokens=61", "promptTokens"],
+      ["model=nobody/model", "model"]
+    ] as const) {
+      const answer = await estimate(query)
+      expect(answer.status, query).toBe(422)
+      expect(answer.body.error.code).toBe("validation_failed")
+      expect(answer.body.error.param, query).toBe(param)
+    }
+  })
+
+  it("answers availability without a key over every catalog model, and narrows it to a key's allowedModels", async () => {
+    const open = await api().call("GET", "/v1/models/availability")
+    expect(open.status).toBe(200)
+    expect(open.body.ttlSeconds).toBeGreaterThan(0)
+    expect(open.body.models).toHaveLength(6)
+    expect(open.body.models.every((m: { routable: boolean }) => m.routable)).toBe(true)
+    expect(open.body.auto).toEqual({ id: "openai/gpt-tiny" })
+    const restricted = await fx.issueKey({ allowedModels: ["google/gemini-2.5-flash"] })
+    const narrowed = await api().call("GET", "/v1/models/availability", undefined, { headers: { authorization: `Bearer ${restricted.secret}` } })
+    expect(narrowed.body.models.filter((m: { routable: boolean }) => m.routable).map((m: { id: string }) => m.id)).toEqual(["google/gemini-2.5-flash"])
+    expect(narrowed.body.auto).toEqual({ id: "google/gemini-2.5-flash" })
+    const wrong = await api().call("GET", "/v1/models/availability", undefined, { headers: { authorization: "Bearer ct_live_nope" } })
+    expect(wrong.status).toBe(401)
+    expect(wrong.body.error.code).toBe("invalid_api_key")
+  })
+})
+
 describe("upstream failures", () => {
   it("moves to the next key after a 429, recording both attempts", async () => {
     await fx.fault({ model: "gpt-4.1", fault: "rate_limited", retryAfterSeconds: 1 })

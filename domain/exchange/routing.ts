@@ -186,3 +186,13 @@ export const checkWindows = (
       invalid(`The estimated input of ${inputTokensOf(over)} tokens is over ${over.key}'s window of ${over.card.maxInputTokens} tokens.`, "messages")
     )
 }
+
+/** How many models an `auto` request tries (and its hold covers) at most. */
+export const AUTO_ATTEMPTS = 3
+
+/**
+ * `auto` keeps the first AUTO_ATTEMPTS candidates that have capacity now; a named model or a list keeps every entry
+ * (one without capacity is skipped when it is tried).
+ */
+export const narrowToCapacity = (plan: CandidatePlan, hasCapacity: (model: RoutableModel) => boolean): CandidatePlan =>
+  plan.auto ? { ...plan, candidates: plan.candidates.filter(hasCapacity).slice(0, AUTO_ATTEMPTS) } : plan

@@ -25,6 +25,7 @@ import {
   type CandidatePlan,
   checkWindows,
   makeRoutableCatalog,
+  narrowToCapacity,
   planCandidates,
   type RoutableCatalog,
   type RoutableModel
@@ -210,15 +211,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         }
         const windowed = yield* checkWindows(planned, inputTokensOf)
         const outputTokens = estimateOutputTokens(chat)
-        // `auto` tries at most three models that have capacity now; the hold covers the costliest of those tried.
-        const plan: CandidatePlan = windowed.auto
-          ? {
-            ...windowed,
-            candidates: windowed.candidates
-              .filter((m) => providers.pool(m.provider.name)?.status(inputTokensOf(m) + outputTokens, Date.now()).canAdmit === true)
-              .slice(0, 3)
-          }
-          : windowed
+        // `auto` tries at most AUTO_ATTEMPTS models that have capacity now; the hold covers the costliest of those.
+        const plan = narrowToCapacity(windowed, (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens))
         if (plan.candidates.length === 0) {
           return yield* new AllKeysExhausted({ message: "Every upstream key that could serve this request is busy or cooling down; retry shortly." })
         }

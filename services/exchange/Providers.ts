@@ -62,6 +62,8 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       providers,
       /** The key pool of a configured provider. */
       pool: (name: string): KeyPool | undefined => pools.get(name),
+      /** Whether some key of the provider would admit a request of `tokens` estimated tokens now. */
+      hasCapacity: (name: string, tokens: number): boolean => pools.get(name)?.status(tokens, Date.now()).canAdmit === true,
       /** The o200k-to-vendor ratio of the local input estimate. */
       tokenRatio: (vendor: string): number => (ratios.size === 0 ? DEFAULT_TOKEN_RATIO : ratioFor(ratios, vendor))
     } as const

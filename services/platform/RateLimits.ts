@@ -61,6 +61,11 @@ export const tightest = <S extends { readonly remaining: number; readonly resetA
     undefined
   )
 
+export type RateLimitPolicy = "oracle" | "estimate"
+
+/** SPEC "Limits": the estimate endpoint takes 10 requests per second per source IP. */
+export const ESTIMATE_PER_SECOND = 10
+
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
     const config = (yield* AppConfig).rateLimit
@@ -68,11 +73,15 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
     const limiter = yield* RateLimiter.RateLimiter
     const lastStoreWarning = yield* Ref.make(Number.NEGATIVE_INFINITY)
 
-    const buckets: ReadonlyArray<Bucket> = [
-      { name: "1m", limit: config.perMinute, windowMs: 60_000, algorithm: "token-bucket" },
-      { name: "1s", limit: config.perSecond, windowMs: 1_000, algorithm: "fixed-window" },
-      { name: "10s", limit: config.perTenSeconds, windowMs: 10_000, algorithm: "fixed-window" }
-    ]
+    // The named policies of DESIGN.md section 12: the oracle's three budgets per IP, the estimate's 10 per second.
+    const policies: Record<RateLimitPolicy, ReadonlyArray<Bucket>> = {
+      oracle: [
+        { name: "1m", limit: config.perMinute, windowMs: 60_000, algorithm: "token-bucket" },
+        { name: "1s", limit: config.perSecond, windowMs: 1_000, algorithm: "fixed-window" },
+        { name: "10s", limit: config.perTenSeconds, windowMs: 10_000, algorithm: "fixed-window" }
+      ],
+      estimate: [{ name: "1s", limit: ESTIMATE_PER_SECOND, windowMs: 1_000, algorithm: "fixed-window" }]
+    }
 
     const reportStoreFailure = (error: RateLimiter.RateLimitStoreError) =>
       Effect.gen(function* () {
@@ -85,10 +94,10 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
         yield* (warn ? Effect.logWarning(message) : Effect.logDebug(message)).pipe(Effect.annotateLogs({ cause }))
       })
 
-    const consume = (bucket: Bucket, clientKey: string): Effect.Effect<Option.Option<BucketState>> =>
+    const consume = (policy: RateLimitPolicy, bucket: Bucket, clientKey: string): Effect.Effect<Option.Option<BucketState>> =>
       limiter
         .consume({
-          key: `oracle:${clientKey}:${bucket.name}`,
+          key: `${policy}:${clientKey}:${bucket.name}`,
           limit: bucket.limit,
           window: Duration.millis(bucket.windowMs),
           algorithm: bucket.algorithm,
@@ -141,11 +150,12 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
       availableAfterMs: 0
     })
 
-    /** Consumes one request from each of the client's budgets and says whether it may proceed. */
-    const check = (clientKey: string): Effect.Effect<RateLimitDecision> =>
+    /** Consumes one request from each of the client's budgets under `policy` and says whether it may proceed. */
+    const check = (clientKey: string, policy: RateLimitPolicy = "oracle"): Effect.Effect<RateLimitDecision> =>
       Effect.gen(function* () {
+        const buckets = policies[policy]
         const outcomes = yield* Effect.all(
-          buckets.map((bucket) => consume(bucket, clientKey)),
+          buckets.map((bucket) => consume(policy, bucket, clientKey)),
           // Redis: three round trips at once. Memory: one after another, with no fiber forked, so the check
           // completes synchronously and the fast path (src/http/fastPath.ts) can use it.
           { concurrency: sharedStore ? "unbounded" : 1 }

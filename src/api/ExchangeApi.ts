@@ -23,6 +23,7 @@ import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { ApiKeyAuth, CurrentApiKey } from "./ApiKeyAuth.ts"
+import { reportAllIssues } from "./shared.ts"
 
 /** `POST /v1/messages` also takes the key as `x-api-key` (SPEC Authentication 2). */
 export class MessagesKeyAuth extends HttpApiMiddleware.Tag<MessagesKeyAuth>()("MessagesKeyAuth", {
@@ -107,13 +108,75 @@ export const ModelListItem = Schema.Struct({
 
 export const ModelList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ModelListItem) }).annotations({ identifier: "ModelList" })
 
+export const AvailabilityView = Schema.Struct({
+  computedAt: Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } }),
+  ttlSeconds: Schema.Int.annotations({ description: "How long this answer may be cached" }),
+  models: Schema.Array(Schema.Struct({ id: Schema.String, routable: Schema.Boolean })).annotations({
+    description: "Every catalog model: whether a key of its provider can take a request now (and the caller's key allows it)"
+  }),
+  auto: Schema.NullOr(Schema.Struct({ id: Schema.String })).annotations({ description: "The model `auto` resolves to right now; null when none can serve" })
+}).annotations({ identifier: "Availability", description: "Advisory only" })
+
 export class ModelsGroup extends HttpApiGroup.make("models")
   .add(
     HttpApiEndpoint.get("models", "/v1/models")
       .addSuccess(ModelList)
       .annotate(OpenApi.Summary, "The routable catalogue (OpenAI list format); cached 60 s")
   )
+  .add(
+    HttpApiEndpoint.get("availability", "/v1/models/availability")
+      .addSuccess(AvailabilityView)
+      .addError(errorWire(InvalidApiKey))
+      .addError(errorWire(ApiKeyFrozen))
+      .addError(errorWire(ApiKeyRevoked))
+      .annotate(OpenApi.Summary, "Which models can be served now, and what `auto` resolves to; a Bearer key is optional")
+  )
   .annotate(OpenApi.Title, "Models") {}
+
+const TokenCount = (name: string) =>
+  Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_048_576)).annotations({
+    description: `${name}, 0-1048576`,
+    jsonSchema: { type: "integer", minimum: 0, maximum: 1_048_576 }
+  })
+const LiteralBoolean = Schema.transform(Schema.Literal("true", "false"), Schema.Boolean, {
+  strict: true,
+  decode: (text) => text === "true",
+  encode: (value) => (value ? "true" : "false")
+}).annotations({ jsonSchema: { type: "string", enum: ["true", "false"] } })
+
+export const EstimateQuery = reportAllIssues(
+  Schema.Struct({
+    model: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).annotations({ description: "Default `auto`" }),
+    promptTokens: Schema.optional(TokenCount("Input tokens (default 1000)")),
+    completionTokens: Schema.optional(TokenCount("Output tokens (default 500)")),
+    reasoningRequested: Schema.optional(LiteralBoolean),
+    toolsPresent: Schema.optional(LiteralBoolean),
+    routing_bias: Schema.optional(Schema.Literal("cheaper", "balanced", "better"))
+  })
+)
+
+export const EstimateView = Schema.Struct({
+  model: Schema.String,
+  resolvedModel: Schema.String,
+  promptTokens: Schema.Int,
+  completionTokens: Schema.Int,
+  creditsCost: Schema.Number,
+  creditsWei: Schema.String.annotations({ description: "Digit string" }),
+  usdCost: Schema.Number,
+  reservedWei: Schema.String.annotations({ description: "Digit string: the hold a send would take (the costliest candidate)" }),
+  tierFromInputTokens: Schema.NullOr(Schema.Int)
+}).annotations({ identifier: "Estimate" })
+
+export class EstimateGroup extends HttpApiGroup.make("estimate")
+  .add(
+    HttpApiEndpoint.get("estimate", "/v1/inference/estimate")
+      .setUrlParams(EstimateQuery)
+      .addSuccess(EstimateView)
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(ServiceUnavailable))
+      .annotate(OpenApi.Summary, "Quote a request without sending it: the model the exchange would choose, its cost and the hold")
+  )
+  .annotate(OpenApi.Title, "Estimate") {}
 
 const Leg = Schema.Struct({
   kind: Schema.String,

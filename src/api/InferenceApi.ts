@@ -3,13 +3,14 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AlwaysPossibleErrors } from "./shared.ts"
-import { ChatGroup, GenerationsGroup, MessagesGroup, ModelsGroup } from "./ExchangeApi.ts"
+import { ChatGroup, EstimateGroup, GenerationsGroup, MessagesGroup, ModelsGroup } from "./ExchangeApi.ts"
 import { UsageGroup } from "./UsageApi.ts"
 
 export class InferenceApi extends HttpApi.make("inference")
   .add(ChatGroup)
   .add(MessagesGroup)
   .add(ModelsGroup)
+  .add(EstimateGroup)
   .add(UsageGroup)
   .add(GenerationsGroup)
   .addError(AlwaysPossibleErrors[0])

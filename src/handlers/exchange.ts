@@ -2,7 +2,7 @@
  * The exchange's routes: decode the body by its wire format's rules, call the Exchange, answer JSON or server-sent
  * events with the routing headers; the model list; a stored bill.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Layer, Option, Redacted, Stream } from "effect"
 import { NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
@@ -14,6 +14,7 @@ import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
 import { Exchange, type InferenceAnswer, type InferenceCall } from "../../services/exchange/Exchange.ts"
 import { Generations, type GenerationRow } from "../../services/exchange/Generations.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
+import { Quotes } from "../../services/exchange/Quotes.ts"
 import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
 import type { GenerationView } from "../api/ExchangeApi.ts"
 import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
@@ -81,7 +82,43 @@ export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (han
 export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handlers) =>
   Effect.gen(function* () {
     const models = yield* ModelCatalog
-    return handlers.handle("models", () => models.list)
+    const quotes = yield* Quotes
+    const keys = yield* ApiKeys
+    return handlers
+      .handle("models", () =>
+        Effect.zipLeft(models.list, HttpApp.appendPreResponseHandler((_req, response) => Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "public, max-age=60"))))
+      )
+      .handle("availability", () =>
+        Effect.gen(function* () {
+          // The key is optional (COMPAT.md): without one, the shared capacity; with one, what that key may use.
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const authorization = request.headers.authorization ?? ""
+          const allowed = /^bearer /i.test(authorization) ? (yield* keys.authenticate(authorization.slice(7).trim())).allowedModels : []
+          return yield* quotes.availability(allowed)
+        })
+      )
+  })
+)
+
+export const EstimateHandlers = HttpApiBuilder.group(ServerApi, "estimate", (handlers) =>
+  Effect.gen(function* () {
+    const quotes = yield* Quotes
+    return handlers.handle("estimate", ({ urlParams }) =>
+      Effect.gen(function* () {
+        const { chooser, ...quote } = yield* quotes.quote({
+          model: urlParams.model,
+          promptTokens: urlParams.promptTokens ?? 1000,
+          completionTokens: urlParams.completionTokens ?? 500,
+          reasoningRequested: urlParams.reasoningRequested ?? false,
+          toolsPresent: urlParams.toolsPresent ?? false,
+          routingBias: urlParams.routing_bias
+        })
+        if (chooser !== undefined) {
+          yield* HttpApp.appendPreResponseHandler((_req, response) => Effect.succeed(HttpServerResponse.setHeader(response, "x-model-chooser", chooser)))
+        }
+        return quote
+      })
+    )
   })
 )
 

@@ -11,3 +11,6 @@ export const pathOf = (target: string): string => {
 export const ORACLE_PATH_PREFIX = "/v1/oracle/"
 
 export const isOraclePath = (path: string): boolean => path.startsWith(ORACLE_PATH_PREFIX)
+
+/** The quote endpoint, limited per source IP like the oracle (SPEC "Limits"). */
+export const ESTIMATE_PATH = "/v1/inference/estimate"

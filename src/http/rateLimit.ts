@@ -1,5 +1,5 @@
 /**
- * SPEC "Limits": the public oracle API (every path under `/v1/oracle/`) is rate limited per client address
+ * SPEC "Limits": the public oracle API (every path under `/v1/oracle/`) and the estimate endpoint are rate limited per client address
  * (the one requestContext resolved, per TRUST_PROXY). Every response of an oracle path carries
  * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (epoch seconds) for the tightest
  * budget; over any budget the answer is 429 `rate_limited` with `Retry-After`, given here before the
@@ -10,7 +10,7 @@ import { Effect, Option } from "effect"
 import { RateLimited } from "../../domain/errors.ts"
 import type { RateLimitDecision, RateLimits } from "../../services/platform/RateLimits.ts"
 import { renderError } from "./errorEnvelope.ts"
-import { isOraclePath, pathOf } from "./paths.ts"
+import { ESTIMATE_PATH, isOraclePath, pathOf } from "./paths.ts"
 
 export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({
   "x-ratelimit-limit": String(decision.limit),
@@ -24,16 +24,18 @@ export const oracleRateLimit =
     Effect.gen(function* () {
       if (!limits.enabled) return yield* app
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (!isOraclePath(pathOf(request.url))) return yield* app
+      const path = pathOf(request.url)
+      const policy = isOraclePath(path) ? "oracle" : path === ESTIMATE_PATH ? "estimate" : undefined
+      if (policy === undefined) return yield* app
 
-      const decision = yield* limits.check(Option.getOrElse(request.remoteAddress, () => "unknown"))
+      const decision = yield* limits.check(Option.getOrElse(request.remoteAddress, () => "unknown"), policy)
       const headers = rateLimitHeaders(decision)
       if (!decision.allowed) {
         const seconds = decision.retryAfterSeconds
         return HttpServerResponse.setHeaders(
           renderError(
             new RateLimited({
-              message: `Too many requests to the oracle API from this address: retry after ${seconds} second${seconds === 1 ? "" : "s"}.`,
+              message: `Too many requests to the ${policy === "oracle" ? "oracle API" : "estimate endpoint"} from this address: retry after ${seconds} second${seconds === 1 ? "" : "s"}.`,
               details: { retryAfterSeconds: seconds }
             })
           ),
