@@ -176,6 +176,11 @@ describe("POST /v1/messages with the anthropic SDK (x-api-key)", () => {
     const u = message.usage
     const bill = await generation(message.id)
     expect(bill.bill.chargeWei).toBe(expectedChargeWei([[u.input_tokens, "3"], [u.output_tokens, "15"]]).toString())
+    // The hold was sized by Anthropic's own counter (which counts what the reply reports as input), not by o200k.
+    expect(bill.bill.holdWei).toBe(expectedChargeWei([[u.input_tokens, "3"], [4000, "15"]]).toString())
+    const received = (await (await fetch(`${fx.simulatorUrl}/__control/requests`)).json()) as Array<{ path: string }>
+    const paths = received.map((r) => r.path)
+    expect(paths.slice(-2)).toEqual(["/v1/messages/count_tokens", "/v1/messages"])
   })
 
   it("streams events in Anthropic's order with thinking_delta and signature_delta", async () => {

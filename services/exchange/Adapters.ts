@@ -8,8 +8,20 @@
 import { Effect, Either, Redacted, Stream } from "effect"
 import type { ChatEvent, ChatRequest } from "../../domain/exchange/canonical.ts"
 import type { ProviderConfig, UpstreamFormat, UpstreamKey } from "../../domain/exchange/providers.ts"
-import { buildAnthropicRequest, makeAnthropicStreamParser, parseAnthropicResponse } from "../../domain/exchange/translate/anthropicUpstream.ts"
-import { buildGeminiRequest, makeGeminiStreamParser, parseGeminiResponse } from "../../domain/exchange/translate/geminiUpstream.ts"
+import {
+  buildAnthropicCountTokensRequest,
+  buildAnthropicRequest,
+  makeAnthropicStreamParser,
+  parseAnthropicCountTokens,
+  parseAnthropicResponse
+} from "../../domain/exchange/translate/anthropicUpstream.ts"
+import {
+  buildGeminiCountTokensRequest,
+  buildGeminiRequest,
+  makeGeminiStreamParser,
+  parseGeminiCountTokens,
+  parseGeminiResponse
+} from "../../domain/exchange/translate/geminiUpstream.ts"
 import { buildOpenaiChatRequest, makeOpenaiChatStreamParser, parseOpenaiChatResponse } from "../../domain/exchange/translate/openaiChatUpstream.ts"
 import type { UpstreamProtocolError, UpstreamStreamError } from "../../domain/exchange/upstreamErrors.ts"
 import { postJson, readText, sseMessages, UpstreamFailure } from "./upstreamHttp.ts"
@@ -115,4 +127,28 @@ export const callUpstream = (
       Stream.mapEffect((message) => Either.mapLeft(parse(message.event, message.data), protocol)),
       Stream.flattenIterables
     )
+  })
+
+/**
+ * The vendor's own count of the request's input, where it publishes a counter (Anthropic, Gemini): None for
+ * OpenAI-shaped vendors, which publish none for chat completions.
+ */
+export const countUpstream = (
+  chat: ChatRequest,
+  target: Pick<UpstreamTarget, "provider" | "key" | "upstreamModel" | "firstByteTimeoutMs">
+): Effect.Effect<number | undefined, UpstreamFailure> =>
+  Effect.gen(function* () {
+    const format = target.provider.format
+    if (format === "openai-chat") return undefined
+    const request = format === "anthropic-messages"
+      ? buildAnthropicCountTokensRequest(chat, { upstreamModel: target.upstreamModel })
+      : buildGeminiCountTokensRequest(chat, { upstreamModel: target.upstreamModel })
+    const response = yield* postJson(`${target.provider.baseUrl}${request.path}`, headersOf(format, target.key), JSON.stringify(request.body), target.firstByteTimeoutMs)
+    const text = yield* readText(response)
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new UpstreamFailure({ kind: "protocol", message: "the token count is not JSON" })
+    })
+    const counted = format === "anthropic-messages" ? parseAnthropicCountTokens(json) : parseGeminiCountTokens(json)
+    return yield* Either.mapLeft(counted, protocol)
   })

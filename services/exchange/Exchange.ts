@@ -18,7 +18,7 @@ import {
   type StreamFailure,
   type Usage
 } from "../../domain/exchange/canonical.ts"
-import { estimateInputTokens, estimateOutputTokens } from "../../domain/exchange/estimate.ts"
+import { estimateOutputTokens } from "../../domain/exchange/estimate.ts"
 import type { FailureKind } from "../../domain/exchange/keyPool.ts"
 import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import {
@@ -39,6 +39,7 @@ import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { callUpstream } from "./Adapters.ts"
+import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
 import type { UpstreamFailure } from "./upstreamHttp.ts"
@@ -203,16 +204,15 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         const { snap, catalog } = yield* routable
         const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
         const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels)
-        const inputByVendor = new Map<string, number>()
-        const inputTokensOf = (m: RoutableModel) => {
-          let n = inputByVendor.get(m.vendor)
-          if (n === undefined) inputByVendor.set(m.vendor, (n = estimateInputTokens(chat, providers.tokenRatio(m.vendor))))
-          return n
-        }
+        const input = makeInputEstimator(chat, providers.tokenRatio)
+        const inputTokensOf = input.of
+        // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
+        if (!planned.auto) yield* input.countWithVendors(planned.candidates)
         const windowed = yield* checkWindows(planned, inputTokensOf)
         const outputTokens = estimateOutputTokens(chat)
         // `auto` tries at most AUTO_ATTEMPTS models that have capacity now; the hold covers the costliest of those.
         const plan = narrowToCapacity(windowed, (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens))
+        if (plan.auto) yield* input.countWithVendors(plan.candidates)
         if (plan.candidates.length === 0) {
           return yield* new AllKeysExhausted({ message: "Every upstream key that could serve this request is busy or cooling down; retry shortly." })
         }

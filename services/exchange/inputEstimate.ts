@@ -1,0 +1,49 @@
+/**
+ * A request's input estimate per candidate (SPEC "Billing" 4): the vendor's own counter where it publishes one
+ * (Anthropic, Gemini; asked once per model, at most COUNT_TIMEOUT), else the local o200k count scaled by the vendor's
+ * ratio (domain/exchange/estimate.ts), computed once per vendor. A counter that fails or is slow falls back to the
+ * local count: the estimate only sizes the hold, and the bill is always the vendor's reported usage.
+ */
+import { Duration, Effect } from "effect"
+import type { ChatRequest } from "../../domain/exchange/canonical.ts"
+import { estimateInputTokens } from "../../domain/exchange/estimate.ts"
+import type { RoutableModel } from "../../domain/exchange/routing.ts"
+import { countUpstream } from "./Adapters.ts"
+
+const COUNT_TIMEOUT = Duration.seconds(2)
+
+export interface InputEstimator {
+  /** The estimate for one candidate: its vendor's count when one was taken, else the local one. */
+  readonly of: (model: RoutableModel) => number
+  /** Asks the vendors' counters for these candidates (in parallel), where they publish one. */
+  readonly countWithVendors: (models: ReadonlyArray<RoutableModel>) => Effect.Effect<void>
+}
+
+export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: string) => number): InputEstimator => {
+  const local = new Map<string, number>()
+  const counted = new Map<string, number>()
+  const localOf = (vendor: string) => {
+    let n = local.get(vendor)
+    if (n === undefined) local.set(vendor, (n = estimateInputTokens(chat, tokenRatio(vendor))))
+    return n
+  }
+  return {
+    of: (model) => counted.get(model.key) ?? localOf(model.vendor),
+    countWithVendors: (models) =>
+      Effect.forEach(
+        models.filter((m) => m.provider.format !== "openai-chat" && !counted.has(m.key) && m.provider.keys.length > 0),
+        (model) =>
+          countUpstream(chat, {
+            provider: model.provider,
+            key: model.provider.keys[0]!,
+            upstreamModel: model.card.sdkId,
+            firstByteTimeoutMs: Duration.toMillis(COUNT_TIMEOUT)
+          }).pipe(
+            Effect.timeout(COUNT_TIMEOUT),
+            Effect.tap((n) => Effect.sync(() => n !== undefined && counted.set(model.key, n))),
+            Effect.catchAll((failure) => Effect.logDebug("a vendor's token counter failed; using the local estimate", failure))
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+  }
+}
