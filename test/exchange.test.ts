@@ -266,6 +266,14 @@ describe("refusals surface as the SDKs' typed errors with our error.code", () =>
     expect((await account()).reservedWei).toBe("0")
   })
 
+  it("413 payload_too_large for a body over the 4 MiB ceiling, before anything is parsed or reserved", async () => {
+    const body = JSON.stringify({ model: "gpt-4.1", messages: [{ role: "user", content: "x".repeat(4_194_304) }] })
+    const answer = await api().call("POST", "/v1/chat/completions", body, { headers: { authorization: `Bearer ${key.secret}` } })
+    expect(answer.status).toBe(413)
+    expect(answer.body.error.code).toBe("payload_too_large")
+    expect((await account()).reservedWei).toBe("0")
+  })
+
   it("401 invalid_api_key without a key, 403 model_restricted outside allowedModels, 402 insufficient_balance on an empty account", async () => {
     const anonymous = new OpenAI({ apiKey: "ct_live_not-a-key", baseURL: `${fx.baseUrl}/v1`, maxRetries: 0 })
     const unauthenticated = await refusal(() => anonymous.chat.completions.create({ model: "gpt-4.1", messages: [{ role: "user", content: "x" }] }))
@@ -397,6 +405,16 @@ describe("upstream failures", () => {
     const after = await account()
     expect(after.balanceWei).toBe(before.balanceWei)
     expect(after.reservedWei).toBe("0")
+    // Both Google keys now rest: `auto` for a key that may use only Gemini finds no model with capacity (503).
+    const onlyGemini = await fx.issueKey({ allowedModels: ["google/gemini-2.5-flash"] })
+    const narrow = new OpenAI({ apiKey: onlyGemini.secret, baseURL: `${fx.baseUrl}/v1`, maxRetries: 0 })
+    try {
+      await narrow.chat.completions.create({ model: "auto", messages: [{ role: "user", content: "anyone?" }] })
+      throw new Error("expected 503")
+    } catch (error) {
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503)
+      expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("service_unavailable")
+    }
   })
 
   it("moves on when an upstream does not answer within the first-byte timeout", async () => {

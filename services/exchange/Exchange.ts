@@ -30,7 +30,7 @@ import {
   type RoutableCatalog,
   type RoutableModel
 } from "../../domain/exchange/routing.ts"
-import { AllKeysExhausted, InternalError, ValidationFailed } from "../../domain/errors.ts"
+import { AllKeysExhausted, InternalError, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
 import type { ApiKeyRecord } from "../accounts/ApiKeys.ts"
@@ -214,7 +214,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         const plan = narrowToCapacity(windowed, (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens))
         if (plan.auto) yield* input.countWithVendors(plan.candidates)
         if (plan.candidates.length === 0) {
-          return yield* new AllKeysExhausted({ message: "Every upstream key that could serve this request is busy or cooling down; retry shortly." })
+          // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
+          return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
         }
         const peg = snap.inputs.pegUsd18
         const hold = plan.candidates.reduce((max, m) => {
