@@ -12,6 +12,7 @@ import { OracleChangeFeed } from "../services/oracle/OracleChangeFeed.ts"
 import { HistoryReplay } from "../services/oracle/HistoryReplay.ts"
 import { OracleCycle, OracleSchedulerLive } from "../services/oracle/OracleScheduler.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
+import { Providers } from "../services/exchange/Providers.ts"
 import { Publisher } from "../services/oracle/Publisher.ts"
 import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
@@ -43,4 +44,8 @@ export const AnchoringLive = Layer.mergeAll(
 )
 
 /** Everything: the read snapshot, and the schedule running in the background. */
-export const OracleWithScheduleLive = Layer.merge(OracleSchedulerLive, OracleSnapshot.Default).pipe(Layer.provideMerge(AnchoringLive))
+export const OracleWithScheduleLive = Layer.merge(OracleSchedulerLive, OracleSnapshot.Default).pipe(
+  // The exchange's providers (one instance: the exchange's layer names the same Providers.Default) mark what is routable.
+  Layer.provideMerge(Providers.Default),
+  Layer.provideMerge(AnchoringLive)
+)

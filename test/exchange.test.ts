@@ -493,6 +493,10 @@ describe("GET /v1/models", () => {
       routingAliases: ["gpt-4.1"],
       maxInputTokens: 1000000
     })
+    // The oracle's catalog marks the same models as integrated (routable through the exchange).
+    const catalog = await api().call("GET", "/v1/oracle/catalog", undefined, { ip: "198.51.100.7" })
+    const integrated = (catalog.body.models as Array<{ modelKey: string; integrated: boolean }>).filter((m) => m.integrated).map((m) => m.modelKey).sort()
+    expect(integrated).toEqual(ids)
     // The official client reads it too.
     const page = await openai.models.list()
     expect(page.data.map((m) => m.id)).toEqual(ids)

@@ -17,6 +17,8 @@ import * as S from "../../domain/oracle/schemas.ts"
 import { historyView } from "../../domain/oracle/series.ts"
 import { basketView, baselineView, catalogView, latestView, modelsView, pricingView, scuView, type SyncState } from "../../domain/oracle/views.ts"
 import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
+import { makeRoutableCatalog } from "../../domain/exchange/routing.ts"
+import { Providers } from "../exchange/Providers.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
 import { ChainSync } from "./ChainSync.ts"
@@ -76,6 +78,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
     const revisions = yield* RevisionRepository
     const chainSync = yield* ChainSync
     const feed = yield* OracleChangeFeed
+    const upstreams = yield* Providers
 
     // Methodology records are part of the product, not of an operator's price cards: always the bundled file.
     const methodologyFile = new URL("../../data/methodology.yaml", import.meta.url).pathname
@@ -116,7 +119,8 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           catalog: listings,
           providers,
           pegUsd18: DEFAULT_PEG_USD18,
-          routable: new Set(),
+          // What the exchange can route (the catalog's `integrated` flag): text models of configured providers.
+          routable: new Set(makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now).models.keys()),
           now
         }
         const latest = confirmed[confirmed.length - 1]
