@@ -490,6 +490,8 @@ interface Target {
   notMeasured: string | undefined
   /** Set when its streaming answers could not be measured. */
   streamNotMeasured: string | undefined
+  /** A longer explanation for the report, when there is one. */
+  note: string | undefined
   /** 2xx answers it gave the bench, by kind (for the billing check of the exchange). */
   readonly answered: { plain: number; stream: number }
 }
@@ -504,6 +506,7 @@ const makeTarget = (key: TargetKey, label: string, origin: string, headers: Reco
   child,
   notMeasured: undefined,
   streamNotMeasured: undefined,
+  note: undefined,
   answered: { plain: 0, stream: 0 }
 })
 
@@ -602,9 +605,17 @@ const probe = async (target: Target) => {
       await sleep(200)
       const logged = stripAnsi(target.child?.output() ?? "")
       const immutable = /TypeError: immutable/.test(logged)
+      const status = /^answered (\d+)/.exec(problem)?.[1]
       const reason =
-        `${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}` +
-        (immutable ? ` (gateway log: "TypeError: immutable" in updateHeaders: Portkey-AI/gateway#1389, @hono/node-server > 1.14.2)` : "")
+        immutable && status !== undefined
+          ? `${stream ? "stream: true" : "a chat completion"} answered ${status} (gateway: "TypeError: immutable", Portkey-AI/gateway#1389)`
+          : `${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}`
+      if (immutable) {
+        target.note =
+          `${target.label}: ${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}; its log says "TypeError: immutable" from` +
+          " responseService.updateHeaders: the gateway appends x-portkey-* headers to the upstream fetch Response, whose headers are immutable since" +
+          " @hono/node-server 1.14.3 (its dependency range ^1.3.3 resolves to a newer one). Known: Portkey-AI/gateway#1389 (pinning @hono/node-server 1.14.2 avoids it)."
+      }
       log(`  ${target.label}: ${stream ? "stream" : "plain"} probe FAILED: ${reason}`)
       if (stream) target.streamNotMeasured = reason
       else {
@@ -724,7 +735,9 @@ const load = async (target: Target, seconds: number): Promise<Throughput> => {
     .map(([status, { count }]) => `${status} x${count}`)
     .join(", ")
   return {
-    requestsPerSecond: result.requests.average,
+    // 2xx answers over the run's own duration: autocannon's per-second average counts non-2xx answers too, and it
+    // rounds a slow target's few seconds badly.
+    requestsPerSecond: result["2xx"] / Math.max(result.duration, 0.001),
     ok: result["2xx"],
     errors: result.errors,
     timeouts: result.timeouts,
@@ -733,7 +746,8 @@ const load = async (target: Target, seconds: number): Promise<Throughput> => {
   }
 }
 
-const loadPhase = async (targets: ReadonlyArray<Target>): Promise<Map<TargetKey, Throughput>> => {
+/** `after` runs after each of a target's rounds (the exchange: until the requests abandoned at the round's end are done). */
+const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target) => Promise<void>): Promise<Map<TargetKey, Throughput>> => {
   const rounds = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
   const failures = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
   for (let round = 0; round < settings.rounds; round++) {
@@ -743,6 +757,7 @@ const loadPhase = async (targets: ReadonlyArray<Target>): Promise<Map<TargetKey,
       if (round === 0) {
         process.stdout.write(`warm-up ${settings.warmupSeconds} s, `)
         failures.get(target.key)!.push(await load(target, settings.warmupSeconds))
+        await after(target)
       }
       process.stdout.write(`measuring ${settings.durationSeconds} s... `)
       const measured = await load(target, settings.durationSeconds)
@@ -751,6 +766,7 @@ const loadPhase = async (targets: ReadonlyArray<Target>): Promise<Map<TargetKey,
         `${Math.round(measured.requestsPerSecond)} req/s (${measured.ok} 2xx; errors ${measured.errors}, timeouts ${measured.timeouts}, non-2xx ${measured.non2xx}${measured.statuses === "" ? "" : `: ${measured.statuses}`})`
       )
       checkAlive(target)
+      await after(target)
     }
   }
   const result = new Map<TargetKey, Throughput>()
@@ -797,15 +813,22 @@ interface Billing {
   readonly answeredBefore: { readonly plain: number; readonly stream: number }
 }
 
-/** Until no hold is left on the account (every request settled), up to 30 s. */
-const settled = async (exchange: Exchange) => {
+/** Until no hold is left on the account (every request settled or released), up to `ms`. */
+const drained = async (exchange: Exchange, ms: number) => {
   const since = Date.now()
   for (;;) {
     const account = await exchange.account()
-    if (account.reservedWei === 0n) return account
-    if (Date.now() - since > 30_000) throw new Error(`holds still reserved 30 s after the last request: ${account.reservedWei} wei`)
+    if (account.reservedWei === 0n) return { ...account, waitedMs: Date.now() - since }
+    if (Date.now() - since > ms) return { ...account, waitedMs: Date.now() - since }
     await sleep(200)
   }
+}
+
+/** As `drained`, but a hold left after 30 s is a failure (used before any load, where nothing may be left). */
+const settled = async (exchange: Exchange) => {
+  const account = await drained(exchange, 30_000)
+  if (account.reservedWei !== 0n) throw new Error(`holds still reserved 30 s after the last request: ${account.reservedWei} wei`)
+  return account
 }
 
 /** The charge of one plain and one streaming request (all requests are alike, and the simulator deterministic). */
@@ -968,14 +991,27 @@ const main = async (): Promise<number> => {
   log(`time to first byte at 1 connection, stream: true (${streaming.map((t) => t.label).join(", ")})...`)
   const ttfb = await sequentialPhase(streaming, true, settings.streamRequests)
   log(`throughput at ${settings.connections} connections, non-streaming...`)
-  const throughput = await loadPhase(running)
+  const leftAfterRounds: Array<string> = []
+  const throughput = await loadPhase(running, async (target) => {
+    if (target.key !== "exchange") return
+    // Requests still in flight when autocannon stops keep running in the exchange (its settlement outlives the
+    // client): the next target is measured once they are done, so that they do not share the machine with it.
+    const account = await drained(exchange, 30_000)
+    if (account.reservedWei === 0n) log(`      (exchange: every hold settled or released ${(account.waitedMs / 1000).toFixed(1)} s after the round)`)
+    else {
+      leftAfterRounds.push(`${account.reservedWei} wei`)
+      log(`      (exchange: ${account.reservedWei} wei still reserved ${(account.waitedMs / 1000).toFixed(1)} s after the round: going on)`)
+    }
+  })
 
   const rss = new Map<TargetKey, number>()
   for (const target of running) rss.set(target.key, await rssMb(target.child!.pid))
   log(`RSS after the runs: ${running.map((t) => `${t.label} ${ms(rss.get(t.key))} MB`).join(", ")}`)
 
   log("checking the exchange's billing...")
-  const after = await settled(exchange)
+  const after = await drained(exchange, 30_000)
+  const leftReservedWei = after.reservedWei
+  if (leftReservedWei !== 0n) log(`  ${leftReservedWei} wei still reserved 30 s after the last request (holds that were neither settled nor released)`)
   const plain = exchangeTarget.answered.plain - billing.answeredBefore.plain
   const stream = exchangeTarget.answered.stream - billing.answeredBefore.stream
   const expectedWei = BigInt(plain) * billing.perPlainWei + BigInt(stream) * billing.perStreamWei
@@ -986,11 +1022,26 @@ const main = async (): Promise<number> => {
       ` that pays for ${billedAsPlain.toFixed(1)} non-streaming requests, ${(billedAsPlain - plain).toFixed(1)} more than answered` +
       " (requests in flight when a load round stopped are still served and charged)"
   )
+  // What the exchange logged at WARN and above (LOG_LEVEL), by message.
+  const logged = new Map<string, number>()
+  for (const line of exchange.child.output().split("\n")) {
+    if (line.trim() === "") continue
+    let message = line.slice(0, 160)
+    try {
+      const record = JSON.parse(line) as { message?: unknown; logLevel?: unknown; cause?: unknown }
+      const cause = typeof record.cause === "string" ? `: ${record.cause.split("\n")[0]}` : ""
+      message = `${String(record.logLevel)} ${String(record.message)}${cause}`
+    } catch {
+      // not a JSON record: the line itself
+    }
+    logged.set(message, (logged.get(message) ?? 0) + 1)
+  }
+  const exchangeLog = [...logged].map(([message, count]) => `${count} x ${message}`)
   const billingProblem =
     spentWei <= 0n ? "spentWei did not grow" : spentWei < expectedWei ? `spentWei grew by ${spentWei} wei, less than the ${expectedWei} wei of the answered requests` : undefined
 
   const results: Results = { latency, ttfb, throughput, rss }
-  const portkeyNote = portkeyTarget.notMeasured ?? portkeyTarget.streamNotMeasured
+  const portkeyNote = portkeyTarget.note ?? portkeyTarget.notMeasured ?? portkeyTarget.streamNotMeasured
   log("")
   log(
     `Exchange overhead, ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} cores, Node ${process.version}; upstream: the vendor simulator in its own process;` +
@@ -1005,13 +1056,20 @@ const main = async (): Promise<number> => {
     "Added = the target's percentile minus the direct one's (ms). TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs" +
       " (the direct row is the simulator, which also served every other target; the exchange's row excludes PostgreSQL and its embedded chain)."
   )
-  if (portkeyNote !== undefined) log(`Portkey: ${portkeyNote}`)
+  if (portkeyNote !== undefined) log(portkeyNote.startsWith(portkeyTarget.label) ? portkeyNote : `${portkeyTarget.label}: ${portkeyNote}`)
   log("")
   const outcomes = verdicts(targets, results)
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   const misses = outcomes.filter((verdict) => verdict.outcome === "MISS")
   log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0).`)
   log(`Billing: ${billingProblem === undefined ? "PASS" : `FAILED: ${billingProblem}`} (spentWei +${spentWei} wei for ${plain + stream} answered requests)`)
+  if (leftAfterRounds.length > 0 || leftReservedWei !== 0n) {
+    log(
+      `Holds: still reserved 30 s after a load round: ${leftAfterRounds.length === 0 ? "none" : leftAfterRounds.join(", ")}; after the last request: ${leftReservedWei} wei` +
+        " (left to the hold sweeper, HOLD_TTL_SECONDS)"
+    )
+  }
+  log(exchangeLog.length === 0 ? "The exchange logged nothing at WARN or above." : `The exchange logged (WARN and above):\n  ${exchangeLog.join("\n  ")}`)
 
   const failed = running.flatMap((target) => {
     const t = throughput.get(target.key)

@@ -4,6 +4,7 @@
  */
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { keepProtocolExchangesTogether } from "./pgliteQueue.ts"
 import { Data, Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -83,6 +84,7 @@ export const acquireEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
           port: 0,
           maxConnections: options.maxConnections
         })
+        keepProtocolExchangesTogether(server)
         await server.start()
         return server
       }),
