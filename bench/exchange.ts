@@ -613,8 +613,8 @@ const probe = async (target: Target) => {
       if (immutable) {
         target.note =
           `${target.label}: ${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}; its log says "TypeError: immutable" from` +
-          " responseService.updateHeaders: the gateway appends x-portkey-* headers to the upstream fetch Response, whose headers are immutable since" +
-          " @hono/node-server 1.14.3 (its dependency range ^1.3.3 resolves to a newer one). Known: Portkey-AI/gateway#1389 (pinning @hono/node-server 1.14.2 avoids it)."
+          " responseService.updateHeaders: the gateway appends x-portkey-* headers to the upstream fetch Response, whose headers are immutable with" +
+          " @hono/node-server newer than 1.14.2 (its dependency range ^1.3.3 installs the latest). Known: Portkey-AI/gateway#1389 (pinning @hono/node-server 1.14.2 avoids it)."
       }
       log(`  ${target.label}: ${stream ? "stream" : "plain"} probe FAILED: ${reason}`)
       if (stream) target.streamNotMeasured = reason
@@ -746,8 +746,11 @@ const load = async (target: Target, seconds: number): Promise<Throughput> => {
   }
 }
 
-/** `after` runs after each of a target's rounds (the exchange: until the requests abandoned at the round's end are done). */
-const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target) => Promise<void>): Promise<Map<TargetKey, Throughput>> => {
+/**
+ * `after` runs after each of a target's runs (the exchange: until the requests abandoned at the run's end are done),
+ * and says what it did, if anything.
+ */
+const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target) => Promise<string | undefined>): Promise<Map<TargetKey, Throughput>> => {
   const rounds = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
   const failures = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
   for (let round = 0; round < settings.rounds; round++) {
@@ -757,7 +760,8 @@ const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target)
       if (round === 0) {
         process.stdout.write(`warm-up ${settings.warmupSeconds} s, `)
         failures.get(target.key)!.push(await load(target, settings.warmupSeconds))
-        await after(target)
+        const waited = await after(target)
+        if (waited !== undefined) process.stdout.write(`(${waited}) `)
       }
       process.stdout.write(`measuring ${settings.durationSeconds} s... `)
       const measured = await load(target, settings.durationSeconds)
@@ -766,7 +770,8 @@ const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target)
         `${Math.round(measured.requestsPerSecond)} req/s (${measured.ok} 2xx; errors ${measured.errors}, timeouts ${measured.timeouts}, non-2xx ${measured.non2xx}${measured.statuses === "" ? "" : `: ${measured.statuses}`})`
       )
       checkAlive(target)
-      await after(target)
+      const waited = await after(target)
+      if (waited !== undefined) log(`      (${waited})`)
     }
   }
   const result = new Map<TargetKey, Throughput>()
@@ -813,13 +818,23 @@ interface Billing {
   readonly answeredBefore: { readonly plain: number; readonly stream: number }
 }
 
-/** Until no hold is left on the account (every request settled or released), up to `ms`. */
+/**
+ * Until no hold is left on the account (every request settled or released), up to `ms`. A GET /v1/account that fails
+ * meanwhile (the exchange answers 503 while its database pool is exhausted) is retried; `unavailable` counts them.
+ */
 const drained = async (exchange: Exchange, ms: number) => {
   const since = Date.now()
+  let unavailable = 0
+  let lastError: unknown
   for (;;) {
-    const account = await exchange.account()
-    if (account.reservedWei === 0n) return { ...account, waitedMs: Date.now() - since }
-    if (Date.now() - since > ms) return { ...account, waitedMs: Date.now() - since }
+    try {
+      const account = await exchange.account()
+      if (account.reservedWei === 0n || Date.now() - since > ms) return { ...account, waitedMs: Date.now() - since, unavailable }
+    } catch (error) {
+      unavailable++
+      lastError = error
+      if (Date.now() - since > ms) throw lastError
+    }
     await sleep(200)
   }
 }
@@ -992,16 +1007,17 @@ const main = async (): Promise<number> => {
   const ttfb = await sequentialPhase(streaming, true, settings.streamRequests)
   log(`throughput at ${settings.connections} connections, non-streaming...`)
   const leftAfterRounds: Array<string> = []
+  let unavailableWhileDraining = 0
   const throughput = await loadPhase(running, async (target) => {
-    if (target.key !== "exchange") return
+    if (target.key !== "exchange") return undefined
     // Requests still in flight when autocannon stops keep running in the exchange (its settlement outlives the
-    // client): the next target is measured once they are done, so that they do not share the machine with it.
+    // client): the next run starts once they are done, so that they do not share the machine with it.
     const account = await drained(exchange, 30_000)
-    if (account.reservedWei === 0n) log(`      (exchange: every hold settled or released ${(account.waitedMs / 1000).toFixed(1)} s after the round)`)
-    else {
-      leftAfterRounds.push(`${account.reservedWei} wei`)
-      log(`      (exchange: ${account.reservedWei} wei still reserved ${(account.waitedMs / 1000).toFixed(1)} s after the round: going on)`)
-    }
+    const busy = account.unavailable === 0 ? "" : `; GET /v1/account answered 503 ${account.unavailable} times meanwhile`
+    unavailableWhileDraining += account.unavailable
+    if (account.reservedWei === 0n) return `exchange: every hold settled or released ${(account.waitedMs / 1000).toFixed(1)} s after the run${busy}`
+    leftAfterRounds.push(`${account.reservedWei} wei`)
+    return `exchange: ${account.reservedWei} wei still reserved ${(account.waitedMs / 1000).toFixed(1)} s after the run${busy}: going on`
   })
 
   const rss = new Map<TargetKey, number>()
@@ -1053,7 +1069,7 @@ const main = async (): Promise<number> => {
   log(table(targets, results))
   log("")
   log(
-    "Added = the target's percentile minus the direct one's (ms). TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs" +
+    "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round. TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs" +
       " (the direct row is the simulator, which also served every other target; the exchange's row excludes PostgreSQL and its embedded chain)."
   )
   if (portkeyNote !== undefined) log(portkeyNote.startsWith(portkeyTarget.label) ? portkeyNote : `${portkeyTarget.label}: ${portkeyNote}`)
@@ -1063,6 +1079,9 @@ const main = async (): Promise<number> => {
   const misses = outcomes.filter((verdict) => verdict.outcome === "MISS")
   log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0).`)
   log(`Billing: ${billingProblem === undefined ? "PASS" : `FAILED: ${billingProblem}`} (spentWei +${spentWei} wei for ${plain + stream} answered requests)`)
+  if (unavailableWhileDraining > 0) {
+    log(`GET /v1/account (session) answered 503 "database unreachable" ${unavailableWhileDraining} times while the exchange finished the requests abandoned at the end of load runs.`)
+  }
   if (leftAfterRounds.length > 0 || leftReservedWei !== 0n) {
     log(
       `Holds: still reserved 30 s after a load round: ${leftAfterRounds.length === 0 ? "none" : leftAfterRounds.join(", ")}; after the last request: ${leftReservedWei} wei` +

@@ -78,6 +78,15 @@ describe("AppConfig", () => {
     }
   })
 
+  it("reads the credit peg, default 1, and refuses zero or text naming CREDIT_PEG_USD", () => {
+    expect(Either.getOrThrow(load({})).exchange.creditPegUsd).toBe("1")
+    expect(Either.getOrThrow(load({ CREDIT_PEG_USD: " 0.25 " })).exchange.creditPegUsd).toBe("0.25")
+    for (const bad of ["0", "-1", "one"]) {
+      const refused = load({ CREDIT_PEG_USD: bad })
+      expect(Either.isLeft(refused) && String(refused.left)).toMatch(/CREDIT_PEG_USD/)
+    }
+  })
+
   it("never prints a secret", () => {
     const config = Either.getOrThrow(
       load({ DATABASE_URL: "postgres://app:hunter2@db/cx", PUBLISHER_PRIVATE_KEY: "0xdeadbeef", RPC_URL: "https://x/key123" })

@@ -16,9 +16,10 @@ import { historyCsv, reconstitutionsMarkdown } from "../../domain/oracle/render.
 import * as S from "../../domain/oracle/schemas.ts"
 import { historyView } from "../../domain/oracle/series.ts"
 import { basketView, baselineView, catalogView, latestView, modelsView, pricingView, scuView, type SyncState } from "../../domain/oracle/views.ts"
-import { DEFAULT_PEG_USD18, type Usd18 } from "../../domain/money.ts"
+import { parseUsd18, type Usd18 } from "../../domain/money.ts"
 import { makeRoutableCatalog } from "../../domain/exchange/routing.ts"
 import { Providers } from "../exchange/Providers.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
 import { ChainSync } from "./ChainSync.ts"
@@ -79,6 +80,8 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
     const chainSync = yield* ChainSync
     const feed = yield* OracleChangeFeed
     const upstreams = yield* Providers
+    // Validated by AppConfig (a positive decimal); kept as text there so the configuration stays printable.
+    const pegUsd18 = parseUsd18((yield* AppConfig).exchange.creditPegUsd)
 
     // Methodology records are part of the product, not of an operator's price cards: always the bundled file.
     const methodologyFile = new URL("../../data/methodology.yaml", import.meta.url).pathname
@@ -118,7 +121,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           revisions: confirmed,
           catalog: listings,
           providers,
-          pegUsd18: DEFAULT_PEG_USD18,
+          pegUsd18: pegUsd18,
           // What the exchange can route (the catalog's `integrated` flag): text models of configured providers.
           routable: new Set(makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now).models.keys()),
           now

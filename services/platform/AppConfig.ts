@@ -3,6 +3,7 @@
  * Secrets are Redacted so they never reach a log line. README.md lists the same table for operators.
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
+import { parseUsd18Either } from "../../domain/money.ts"
 
 /** How far to trust X-Forwarded-For: not at all, the left-most address, or N proxies from the right. */
 export type TrustProxy = { readonly _tag: "None" } | { readonly _tag: "All" } | { readonly _tag: "Hops"; readonly hops: number }
@@ -139,6 +140,18 @@ export const appConfig = Config.all({
     maintainerToken: optionalSecret("MAINTAINER_TOKEN")
   }),
   exchange: Config.all({
+    // USD per credit token: the peg every bill divides by (DESIGN.md section 10), shown as `pegUsd` by /pricing.
+    creditPegUsd: Config.string("CREDIT_PEG_USD").pipe(
+      Config.withDefault("1"),
+      Config.map((text) => text.trim()),
+      Config.mapOrFail((text) =>
+        Either.match(parseUsd18Either(text), {
+          onLeft: (problem) => Either.left(ConfigError.InvalidData(["CREDIT_PEG_USD"], `CREDIT_PEG_USD must be a positive USD amount like 1 or 0.5: ${problem}`)),
+          onRight: (peg) =>
+            peg > 0n ? Either.right(text) : Either.left(ConfigError.InvalidData(["CREDIT_PEG_USD"], "CREDIT_PEG_USD must be above zero"))
+        })
+      )
+    ),
     // YAML upstream providers (DESIGN.md section 10); the vendors' key variables are read as shortcuts besides it.
     providersFile: optionalString("PROVIDERS_FILE"),
     // How long an upstream may take to start answering before the next key or candidate is tried.
