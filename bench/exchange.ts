@@ -16,10 +16,13 @@
  *
  * Phases, every target in turn within each round (never two at once), so that drift on the machine spreads over all:
  *   latency   1 connection, sequential non-streaming requests: BENCH_LATENCY_WARMUP unmeasured, then
- *             BENCH_LATENCY_REQUESTS measured in BENCH_ROUNDS chunks; p50/p99 of the whole request;
+ *             BENCH_LATENCY_REQUESTS measured in BENCH_ROUNDS chunks; p50/p99 of the whole request, and the CPU time
+ *             the target's process used per request (/proc/<pid>/stat);
  *   TTFB      the same with `stream: true`, timed to the first body byte (the rest is read);
  *   load      autocannon, BENCH_CONNECTIONS (32) connections, non-streaming: a BENCH_WARMUP_SECONDS warm-up each,
- *             then BENCH_ROUNDS alternating rounds of BENCH_DURATION_SECONDS; the median round's req/s;
+ *             then BENCH_ROUNDS alternating rounds of BENCH_DURATION_SECONDS; the median round's req/s (2xx answers
+ *             over the run's duration). After each exchange run the bench waits (up to 30 s) until the requests the
+ *             run left in flight are settled, so that they do not overlap the next target's run;
  *   RSS       VmRSS of each target's process after the runs (/proc/<pid>/status).
  * Correctness: every response must be 2xx (and the probes a chat completion / an SSE stream ending in [DONE]); for
  * the exchange, the account's `spentWei` (GET /v1/account) must grow by at least one charge per 2xx answer.
@@ -28,8 +31,9 @@
  * 2x Portkey's; exchange throughput >= 0.5x the bare proxy's.
  *
  * Exit status: 0 when everything was measured (a MISS is a finding, and so is a Portkey that cannot run); 1 when
- * PostgreSQL is unreachable, a process did not start, a request of the simulator, the bare proxy or the exchange
- * failed, billing did not happen, or anything else went wrong. Every child process is stopped, the database dropped
+ * PostgreSQL is unreachable, the simulator, the bare proxy or the exchange did not start or failed its probes, a
+ * request to a measured target failed (connection error, timeout, non-2xx), billing did not happen, or anything else
+ * went wrong. Every child process is stopped, the database dropped
  * and the temporary directories removed on every path out.
  *
  * Settings (environment): BENCH_LATENCY_REQUESTS (400), BENCH_LATENCY_WARMUP (50), BENCH_STREAM_REQUESTS (400),
@@ -39,7 +43,7 @@
  * skips it), BENCH_CPU_PROF_DIR (unset; set: the service runs with `--cpu-prof` and writes its profile there on exit).
  */
 import autocannon from "autocannon"
-import { type ChildProcess, fork, spawn } from "node:child_process"
+import { type ChildProcess, fork, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -673,9 +677,14 @@ const sequential = async (target: Target, stream: boolean, count: number): Promi
 }
 
 /** Warm-up, then `total` measured requests per target in `settings.rounds` chunks, the targets taking turns. */
-const sequentialPhase = async (targets: ReadonlyArray<Target>, stream: boolean, total: number): Promise<Map<TargetKey, Percentiles>> => {
+const sequentialPhase = async (
+  targets: ReadonlyArray<Target>,
+  stream: boolean,
+  total: number
+): Promise<Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>> => {
   const what = stream ? "stream TTFB" : "latency"
   const samples = new Map<TargetKey, Array<number>>(targets.map((target) => [target.key, []]))
+  const cpu = new Map<TargetKey, number>(targets.map((target) => [target.key, 0]))
   for (const target of targets) {
     process.stdout.write(`  ${target.label}: warm-up ${settings.latencyWarmup} requests... `)
     await sequential(target, stream, settings.latencyWarmup)
@@ -687,18 +696,25 @@ const sequentialPhase = async (targets: ReadonlyArray<Target>, stream: boolean, 
     if (count <= 0) break
     log(`  ${what} round ${round + 1}/${settings.rounds}: ${count} sequential requests per target`)
     for (const target of targets) {
+      const cpuBefore = cpuMs(target.child!.pid)
       const taken = await sequential(target, stream, count)
+      const used = cpuMs(target.child!.pid) - cpuBefore
+      cpu.set(target.key, cpu.get(target.key)! + used)
       samples.get(target.key)!.push(...taken)
       const so = percentiles(taken)
-      log(`    ${target.label}: p50 ${so.p50.toFixed(2)} ms, p99 ${so.p99.toFixed(2)} ms`)
+      log(`    ${target.label}: p50 ${so.p50.toFixed(2)} ms, p99 ${so.p99.toFixed(2)} ms; its process used ${(used / (count + 1)).toFixed(2)} ms CPU per request`)
       checkAlive(target)
     }
   }
-  const result = new Map<TargetKey, Percentiles>()
+  const result = new Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>()
   for (const target of targets) {
     const all = percentiles(samples.get(target.key)!)
-    result.set(target.key, all)
-    log(`  ${target.label} ${what}: p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms over ${all.samples} requests`)
+    // Each chunk also made one unmeasured request that opened its connection.
+    const cpuMsPerRequest = cpu.get(target.key)! / (all.samples + settings.rounds)
+    result.set(target.key, { ...all, cpuMsPerRequest })
+    log(
+      `  ${target.label} ${what}: p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms over ${all.samples} requests; ${cpuMsPerRequest.toFixed(2)} ms CPU per request`
+    )
   }
   return result
 }
@@ -809,6 +825,23 @@ const rssMb = async (pid: number): Promise<number> => {
   return Number.isFinite(kb) && kb > 0 ? kb / 1024 : Number.NaN
 }
 
+/** CPU time (user + system, every thread) a process has used so far, in ms; NaN where there is no /proc. */
+const clockTicks = (() => {
+  const answer = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" })
+  const ticks = Number(answer.stdout?.trim())
+  return Number.isFinite(ticks) && ticks > 0 ? ticks : 100
+})()
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    // The fields after the command name (which may hold spaces) start after its closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return Number.NaN
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- billing
 
 interface Billing {
@@ -868,8 +901,8 @@ const ms = (value: number | undefined) => (value === undefined || Number.isNaN(v
 const signedMs = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? "n/a" : `${value >= 0 ? "+" : ""}${value.toFixed(2)}`)
 
 interface Results {
-  readonly latency: Map<TargetKey, Percentiles>
-  readonly ttfb: Map<TargetKey, Percentiles>
+  readonly latency: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
+  readonly ttfb: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
   readonly throughput: Map<TargetKey, Throughput>
   readonly rss: Map<TargetKey, number>
 }
@@ -878,13 +911,13 @@ const table = (targets: ReadonlyArray<Target>, results: Results) => {
   const direct = results.latency.get("direct")
   const directTtfb = results.ttfb.get("direct")
   const lines = [
-    "| target | p50 ms | p99 ms | added p50 | added p99 | stream TTFB p50 | TTFB p99 | added TTFB p50 | req/s (32 conn) | RSS MB |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    "| target | p50 ms | p99 ms | added p50 | added p99 | stream TTFB p50 | TTFB p99 | added TTFB p50 | req/s (32 conn) | RSS MB | CPU ms/req |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   ]
   lines[0] = lines[0]!.replace("32 conn", `${settings.connections} conn`)
   for (const target of targets) {
     if (target.notMeasured !== undefined) {
-      lines.push(`| ${target.label} | not measured: ${target.notMeasured} | | | | | | | | |`)
+      lines.push(`| ${target.label} | not measured: ${target.notMeasured} | | | | | | | | | |`)
       continue
     }
     const latency = results.latency.get(target.key)
@@ -905,7 +938,8 @@ const table = (targets: ReadonlyArray<Target>, results: Results) => {
         isDirect ? "-" : signedMs((latency?.p99 ?? Number.NaN) - (direct?.p99 ?? Number.NaN)),
         ...streamCells,
         throughput === undefined ? "n/a" : String(Math.round(throughput.requestsPerSecond)),
-        rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0)
+        rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0),
+        ms(latency?.cpuMsPerRequest)
       ].join(" | ")} |`
     )
   }
@@ -1069,7 +1103,8 @@ const main = async (): Promise<number> => {
   log(table(targets, results))
   log("")
   log(
-    "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round. TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs" +
+    "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round. TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs;" +
+      " CPU ms/req = CPU time (user + system, all threads) of the target's own process per request in the non-streaming latency phase" +
       " (the direct row is the simulator, which also served every other target; the exchange's row excludes PostgreSQL and its embedded chain)."
   )
   if (portkeyNote !== undefined) log(portkeyNote.startsWith(portkeyTarget.label) ? portkeyNote : `${portkeyTarget.label}: ${portkeyNote}`)

@@ -222,155 +222,168 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           const wei = holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg)
           return wei > max ? wei : max
         }, 1n)
-        const requestId = newRequestId()
-        const createdAt = new Date()
-        yield* ledger.reserve({
-          accountId: call.apiKey.accountId,
-          requestId,
-          amountWei: hold,
-          apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei }
-        }).pipe(
-          // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
-          Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })
-        )
-        const answer = yield* Deferred.make<InferenceAnswer<Body>, AllKeysExhausted | ValidationFailed | InternalError>()
-        const attempts: Array<Attempt> = []
-        const requested = plan.candidates[0]!.key
-        const revision = latestRevision(snap.inputs)
-
-        const run = Effect.gen(function* () {
-          const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts))
-          if (Either.isLeft(routed)) {
-            // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
-            yield* Effect.ignore(ledger.release(requestId))
-            return yield* Deferred.fail(answer, routed.left)
-          }
-          const served = routed.right
-          if (Option.isNone(served)) {
-            // Released before the answer goes out, so a client that reads its account next sees nothing reserved.
-            yield* Effect.ignore(ledger.release(requestId))
-            return yield* Deferred.fail(
-              answer,
-              new AllKeysExhausted({ message: `Every upstream key for ${plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.` })
-            )
-          }
-          const { model, keyId, events, reconcile } = served.value
-          const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
-          const headers: Record<string, string> = {
-            "x-request-id": requestId,
-            "x-model-used": model.key,
-            "x-model-requested": requested,
-            "x-fallback-used": String(model.key !== requested),
-            "x-provider": model.provider.name,
-            "x-routing-strategy": "failover",
-            ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {})
-          }
-          const settleWith = (result: ChatResult, completed: boolean) =>
-            Effect.tap(
-              settlement.settle({
-                requestId,
-                accountId: call.apiKey.accountId,
-                apiKeyId: call.apiKey.id,
-                format: call.format,
-                stream: call.stream,
-                completed,
-                modelRequested: requested,
-                served: model,
-                upstreamKey: keyId,
-                chooser: plan.chooser ?? null,
-                result,
-                estimatedInputTokens: inputTokensOf(model),
-                attempts,
-                holdWei: hold,
-                pegUsd18: peg,
-                revision,
-                createdAt
-              }),
-              (settled) =>
-                Effect.sync(() => reconcile((settled.usage.freshInput ?? 0) + (settled.usage.cacheRead ?? 0) + (settled.usage.output ?? 0))).pipe(
-                  Effect.zipRight(logLine(requestId, model.key, completed, settled.bill, createdAt))
-                )
-            )
-          const replyBill = (bill: Bill, balanceWei: bigint): ReplyBill => ({
-            creditsUsed: credits(bill.chargeWei),
-            creditsRemaining: credits(balanceWei),
-            requestsRemaining: null
-          })
-          const withoutExcluded = chat.reasoning?.exclude === true
-            ? Stream.filter(events, (e) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature")
-            : events
-
-          if (!call.stream) {
-            const collected = yield* Effect.either(Stream.runCollect(withoutExcluded))
-            // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
-            const result = foldEvents(Either.isRight(collected) ? collected.right : [])
-            const settled = yield* settleWith(result, Either.isRight(collected))
-            return yield* Deferred.succeed(answer, {
-              _tag: "Whole",
-              headers: {
-                ...headers,
-                ...(yield* keyHeaders(call.apiKey)),
-                "x-compute-used": settled.bill.chargeWei.toString(),
-                "x-compute-remaining": settled.settlement.balanceWei.toString()
-              },
-              body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
-            })
-          }
-
-          const frames = yield* Queue.unbounded<string>()
-          const clientGone = yield* Deferred.make<void>()
-          const render = renderer.stream(meta)
-          const seen: Array<ChatEvent> = []
-          let stopped = false
-          yield* Deferred.succeed(answer, {
-            _tag: "Stream",
-            // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
-            headers: { ...headers, ...(yield* keyHeaders(call.apiKey)) },
-            frames: Stream.fromQueue(frames).pipe(
-              Stream.takeWhile((frame) => frame !== END),
-              Stream.ensuring(Deferred.succeed(clientGone, undefined))
-            )
-          })
-          const consume = Stream.runForEach(withoutExcluded, (event) => {
-            seen.push(event)
-            if (event.type === "stop") stopped = true
-            const text = render.event(event)
-            return text === "" ? Effect.void : Queue.offer(frames, text)
-          })
-          // After a disconnect the upstream is read on (for its usage) for at most the drain timeout.
-          const drained: Effect.Effect<Either.Either<void, UpstreamFailure | "drain_timeout">> = Effect.raceFirst(
-            Effect.either(consume),
-            Effect.zipRight(Deferred.await(clientGone), Effect.sleep(config.exchange.drainTimeoutMs)).pipe(
-              Effect.as(Either.left("drain_timeout" as const))
-            )
+        // From the reservation to the fork nothing may interrupt: a client hanging up mid-reserve would otherwise leave a
+        // transaction open on its connection, or a hold that nobody settles or releases (until the sweeper).
+        const answer = yield* Effect.uninterruptible(
+          Effect.gen(function* () {
+          const requestId = newRequestId()
+          const createdAt = new Date()
+          yield* ledger.reserve({
+            accountId: call.apiKey.accountId,
+            requestId,
+            amountWei: hold,
+            apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei }
+          }).pipe(
+            // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
+            Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })
           )
-          const outcome = yield* drained
-          const result = foldEvents(seen)
-          const completed = Either.isRight(outcome) && stopped
-          const settled = yield* settleWith(result, completed)
-          const bill = replyBill(settled.bill, settled.settlement.balanceWei)
-          if (completed) {
-            yield* Queue.offer(frames, render.finish(settled.usage, bill))
-          } else {
-            const why = Either.isLeft(outcome)
-              ? typeof outcome.left === "string" ? "the client left and the upstream did not finish in time" : outcome.left.message
-              : "the upstream ended the stream before its end"
-            yield* Queue.offer(frames, render.interrupted({ code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` }))
-          }
-          yield* Queue.offer(frames, END)
-        })
+          const answer = yield* Deferred.make<InferenceAnswer<Body>, AllKeysExhausted | ValidationFailed | InternalError>()
+          const attempts: Array<Attempt> = []
+          let holdClosed = false
+          const requested = plan.candidates[0]!.key
+          const revision = latestRevision(snap.inputs)
 
-        // Not the client's to interrupt: it runs to the settlement; whatever happens, the hold does not outlive it.
-        yield* Effect.forkDaemon(
-          run.pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.logError("an inference request failed unexpectedly", cause).pipe(
-                Effect.zipRight(Effect.ignore(ledger.release(requestId))),
-                Effect.zipRight(Deferred.fail(answer, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
+          const run = Effect.gen(function* () {
+            const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts))
+            if (Either.isLeft(routed)) {
+              // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
+              yield* Effect.ignore(ledger.release(requestId))
+              return yield* Deferred.fail(answer, routed.left)
+            }
+            const served = routed.right
+            if (Option.isNone(served)) {
+              // Released before the answer goes out, so a client that reads its account next sees nothing reserved.
+              yield* Effect.ignore(ledger.release(requestId))
+              return yield* Deferred.fail(
+                answer,
+                new AllKeysExhausted({ message: `Every upstream key for ${plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.` })
               )
-            ),
-            Effect.ensuring(Effect.ignore(ledger.release(requestId)))
+            }
+            const { model, keyId, events, reconcile } = served.value
+            const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
+            const headers: Record<string, string> = {
+              "x-request-id": requestId,
+              "x-model-used": model.key,
+              "x-model-requested": requested,
+              "x-fallback-used": String(model.key !== requested),
+              "x-provider": model.provider.name,
+              "x-routing-strategy": "failover",
+              ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {})
+            }
+            const settleWith = (result: ChatResult, completed: boolean) =>
+              Effect.tap(
+                settlement.settle({
+                  requestId,
+                  accountId: call.apiKey.accountId,
+                  apiKeyId: call.apiKey.id,
+                  format: call.format,
+                  stream: call.stream,
+                  completed,
+                  modelRequested: requested,
+                  served: model,
+                  upstreamKey: keyId,
+                  chooser: plan.chooser ?? null,
+                  result,
+                  estimatedInputTokens: inputTokensOf(model),
+                  attempts,
+                  holdWei: hold,
+                  pegUsd18: peg,
+                  revision,
+                  createdAt
+                }),
+                (done) =>
+                  Effect.sync(() => {
+                    holdClosed = true
+                    reconcile((done.usage.freshInput ?? 0) + (done.usage.cacheRead ?? 0) + (done.usage.output ?? 0))
+                  }).pipe(
+                    Effect.zipRight(logLine(requestId, model.key, completed, done.bill, createdAt))
+                  )
+              )
+            const replyBill = (bill: Bill, balanceWei: bigint): ReplyBill => ({
+              creditsUsed: credits(bill.chargeWei),
+              creditsRemaining: credits(balanceWei),
+              requestsRemaining: null
+            })
+            const withoutExcluded = chat.reasoning?.exclude === true
+              ? Stream.filter(events, (e) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature")
+              : events
+
+            if (!call.stream) {
+              const collected = yield* Effect.either(Stream.runCollect(withoutExcluded))
+              // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
+              const result = foldEvents(Either.isRight(collected) ? collected.right : [])
+              const settled = yield* settleWith(result, Either.isRight(collected))
+              return yield* Deferred.succeed(answer, {
+                _tag: "Whole",
+                headers: {
+                  ...headers,
+                  ...(yield* keyHeaders(call.apiKey)),
+                  "x-compute-used": settled.bill.chargeWei.toString(),
+                  "x-compute-remaining": settled.settlement.balanceWei.toString()
+                },
+                body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
+              })
+            }
+
+            const frames = yield* Queue.unbounded<string>()
+            const clientGone = yield* Deferred.make<void>()
+            const render = renderer.stream(meta)
+            const seen: Array<ChatEvent> = []
+            let stopped = false
+            yield* Deferred.succeed(answer, {
+              _tag: "Stream",
+              // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
+              headers: { ...headers, ...(yield* keyHeaders(call.apiKey)) },
+              frames: Stream.fromQueue(frames).pipe(
+                Stream.takeWhile((frame) => frame !== END),
+                Stream.ensuring(Deferred.succeed(clientGone, undefined))
+              )
+            })
+            const consume = Stream.runForEach(withoutExcluded, (event) => {
+              seen.push(event)
+              if (event.type === "stop") stopped = true
+              const text = render.event(event)
+              return text === "" ? Effect.void : Queue.offer(frames, text)
+            })
+            // After a disconnect the upstream is read on (for its usage) for at most the drain timeout.
+            const drained: Effect.Effect<Either.Either<void, UpstreamFailure | "drain_timeout">> = Effect.raceFirst(
+              Effect.either(consume),
+              Effect.zipRight(Deferred.await(clientGone), Effect.sleep(config.exchange.drainTimeoutMs)).pipe(
+                Effect.as(Either.left("drain_timeout" as const))
+              )
+            )
+            const outcome = yield* drained
+            const result = foldEvents(seen)
+            const completed = Either.isRight(outcome) && stopped
+            const settled = yield* settleWith(result, completed)
+            const bill = replyBill(settled.bill, settled.settlement.balanceWei)
+            if (completed) {
+              yield* Queue.offer(frames, render.finish(settled.usage, bill))
+            } else {
+              const why = Either.isLeft(outcome)
+                ? typeof outcome.left === "string" ? "the client left and the upstream did not finish in time" : outcome.left.message
+                : "the upstream ended the stream before its end"
+              yield* Queue.offer(frames, render.interrupted({ code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` }))
+            }
+            yield* Queue.offer(frames, END)
+          })
+
+          // Not the client's to interrupt: it runs to the settlement; whatever happens, the hold does not outlive it.
+          // The daemon itself is interruptible inside (its races and timeouts need that); only the client cannot reach it.
+          yield* Effect.forkDaemon(
+            Effect.interruptible(run).pipe(
+              Effect.catchAllCause((cause) =>
+                Effect.logError("an inference request failed unexpectedly", cause).pipe(
+                  Effect.zipRight(Effect.ignore(ledger.release(requestId))),
+                  Effect.zipRight(Deferred.fail(answer, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
+                )
+              ),
+              // A settled hold is closed already; only an unsettled one (a failure on the way) is released here.
+            Effect.ensuring(Effect.suspend(() => (holdClosed ? Effect.void : Effect.ignore(ledger.release(requestId)))))
+            )
           )
+            return answer
+          })
         )
         return yield* Deferred.await(answer)
       })
