@@ -87,6 +87,8 @@ const settings = {
   logLevel: process.env["BENCH_LOG_LEVEL"]?.trim() || "WARN",
   startTimeoutMs: positiveNumber("BENCH_START_TIMEOUT_SECONDS", 240) * 1000,
   postgresUrl: process.env["BENCH_POSTGRES_URL"]?.trim() || "postgres://postgres@127.0.0.1:5432/postgres",
+  /** BENCH_SYNCHRONOUS_COMMIT=off: the bench database commits without waiting for fsync (to separate disk from code). */
+  syncCommitOff: process.env["BENCH_SYNCHRONOUS_COMMIT"]?.trim() === "off",
   portkey: flag("BENCH_PORTKEY", true),
   cpuProfDir: process.env["BENCH_CPU_PROF_DIR"]?.trim() || undefined
 }
@@ -322,6 +324,8 @@ const createDatabase = async (): Promise<string> => {
   }
   try {
     await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
+    // A diagnostic, never the default: without the commit's fsync, what is left of the exchange's latency is its own.
+    if (settings.syncCommitOff) await withAdmin((client) => client.query(`ALTER DATABASE ${name} SET synchronous_commit = off`))
   } catch (error) {
     throw new Error(
       `PostgreSQL is unreachable or refused to create a database at ${admin.host} (${settings.postgresUrl.replace(/:[^:@/]*@/, ":***@")}): ` +
