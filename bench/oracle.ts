@@ -18,24 +18,14 @@
  * BENCH_LOG_LEVEL (WARN: the service's LOG_LEVEL), BENCH_START_TIMEOUT_SECONDS (240).
  */
 import autocannon from "autocannon"
-import { type ChildProcess, fork, spawn } from "node:child_process"
+import { fork, spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { BareServerReady, BareServerRequest } from "./bareServer.ts"
-
-const projectRoot = Path.resolve(import.meta.dirname, "..")
+import { cleanUp, cpuBusyPercent, exitedWithin, freePort, log, onCleanup, positiveNumber, projectRoot, sleep } from "./common.ts"
 
 // ---------------------------------------------------------------------------------------------- settings
-
-const positiveNumber = (name: string, fallback: number): number => {
-  const text = process.env[name]
-  if (text === undefined || text.trim() === "") return fallback
-  const value = Number(text)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${text}"`)
-  return value
-}
 
 const settings = {
   durationSeconds: positiveNumber("BENCH_DURATION_SECONDS", 5),
@@ -51,59 +41,6 @@ const ENDPOINTS = ["/v1/oracle/scu", "/v1/oracle/basket", "/v1/oracle/catalog", 
 const TARGETED = new Set<string>(["/v1/oracle/scu", "/v1/oracle/basket"])
 const TARGET_RATIO = 0.8
 const TARGET_P99_MS = 10
-
-const log = (line: string) => console.log(line)
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as Net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
-/** Share of all cores' time spent busy over `ms` (to tell whether something else is running on the machine). */
-const cpuBusyPercent = async (ms: number) => {
-  const totals = () =>
-    Os.cpus().reduce(
-      (acc, cpu) => {
-        const { idle, irq, nice, sys, user } = cpu.times
-        return { idle: acc.idle + idle, all: acc.all + idle + irq + nice + sys + user }
-      },
-      { idle: 0, all: 0 }
-    )
-  const before = totals()
-  await sleep(ms)
-  const after = totals()
-  const all = after.all - before.all
-  return all <= 0 ? 0 : Math.round((100 * (all - (after.idle - before.idle))) / all)
-}
-
-// ---------------------------------------------------------------------------------------------- clean-up
-
-const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> }> = []
-const onCleanup = (name: string, run: () => Promise<void>) => cleanups.push({ name, run })
-
-let cleaningUp: Promise<void> | undefined
-const cleanUp = (): Promise<void> =>
-  (cleaningUp ??= (async () => {
-    for (const { name, run } of cleanups.splice(0).reverse()) {
-      try {
-        await run()
-      } catch (error) {
-        console.error(`clean-up of ${name} failed: ${String(error)}`)
-      }
-    }
-  })())
-
-/** Waits for a child to exit, up to `ms`; true when it did. */
-const exitedWithin = (child: ChildProcess, exited: Promise<unknown>, ms: number) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve(true)
-    : Promise.race([exited.then(() => true), sleep(ms).then(() => false)])
 
 // ---------------------------------------------------------------------------------------------- the service
 

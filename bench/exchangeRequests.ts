@@ -1,0 +1,160 @@
+/** `npm run bench:exchange`: the targets it measures and the one request shape it sends them. */
+import * as Http from "node:http"
+import { log, sleep } from "./common.ts"
+import { requestBody, stripAnsi } from "./exchangeSettings.ts"
+import { type Child } from "./exchangeTargets.ts"
+
+// ---------------------------------------------------------------------------------------------- targets and requests
+
+export type TargetKey = "direct" | "bare" | "exchange" | "portkey"
+
+export interface Target {
+  readonly key: TargetKey
+  readonly label: string
+  readonly origin: string
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body: { readonly plain: string; readonly stream: string }
+  readonly child: Child | undefined
+  /** Set when the target could not be measured at all. */
+  notMeasured: string | undefined
+  /** Set when its streaming answers could not be measured. */
+  streamNotMeasured: string | undefined
+  /** A longer explanation for the report, when there is one. */
+  note: string | undefined
+  /** 2xx answers it gave the bench, by kind (for the billing check of the exchange). */
+  readonly answered: { plain: number; stream: number }
+}
+
+export const makeTarget = (key: TargetKey, label: string, origin: string, headers: Record<string, string>, model: string, child: Child | undefined): Target => ({
+  key,
+  label,
+  origin,
+  path: "/v1/chat/completions",
+  headers: { "content-type": "application/json", ...headers },
+  body: { plain: requestBody(model, false), stream: requestBody(model, true) },
+  child,
+  notMeasured: undefined,
+  streamNotMeasured: undefined,
+  note: undefined,
+  answered: { plain: 0, stream: 0 }
+})
+
+export interface Timed {
+  readonly status: number
+  readonly contentType: string
+  /** From sending the request to the first byte of the body, in ms. */
+  readonly ttfbMs: number
+  /** From sending the request to the end of the body, in ms. */
+  readonly totalMs: number
+  readonly body: string
+}
+
+/** One request over `agent` with plain `node:http`, timed to the first body byte and to the end. */
+export const timedRequest = (agent: Http.Agent, target: Target, stream: boolean, keepBody: boolean): Promise<Timed> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(target.path, target.origin)
+    const payload = stream ? target.body.stream : target.body.plain
+    const started = process.hrtime.bigint()
+    const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6
+    const request = Http.request(
+      {
+        agent,
+        hostname: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: "POST",
+        headers: { ...target.headers, "content-length": String(Buffer.byteLength(payload)) }
+      },
+      (response) => {
+        let ttfbMs = Number.NaN
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => {
+          if (Number.isNaN(ttfbMs)) ttfbMs = elapsed()
+          if (keepBody || (response.statusCode ?? 0) >= 300) chunks.push(chunk)
+        })
+        response.on("end", () => {
+          const totalMs = elapsed()
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: String(response.headers["content-type"] ?? ""),
+            ttfbMs: Number.isNaN(ttfbMs) ? totalMs : ttfbMs,
+            totalMs,
+            body: Buffer.concat(chunks).toString("utf8")
+          })
+        })
+        response.on("error", reject)
+      }
+    )
+    request.setTimeout(30_000, () => request.destroy(new Error("no answer within 30 s")))
+    request.on("error", reject)
+    request.end(payload)
+  })
+
+export class RequestFailure extends Error {}
+
+/** Checks one probe answer: a chat completion (JSON) or an SSE stream ending in [DONE]; the reason when it is not. */
+export const probeProblem = (answer: Timed, stream: boolean): string | undefined => {
+  if (answer.status < 200 || answer.status >= 300) return `answered ${answer.status}: ${answer.body.slice(0, 200)}`
+  if (stream) {
+    if (!answer.contentType.startsWith("text/event-stream")) return `answered content-type "${answer.contentType}", not text/event-stream`
+    if (!answer.body.includes("data: [DONE]")) return `the stream did not end in data: [DONE]: ${answer.body.slice(-200)}`
+    if (!answer.body.includes("chat.completion.chunk")) return "the stream has no chat.completion.chunk"
+    return undefined
+  }
+  try {
+    const parsed = JSON.parse(answer.body) as { object?: unknown; choices?: Array<{ message?: { content?: unknown } }> }
+    if (parsed.object !== "chat.completion" || typeof parsed.choices?.[0]?.message?.content !== "string") return `not a chat completion: ${answer.body.slice(0, 200)}`
+  } catch {
+    return `not JSON: ${answer.body.slice(0, 200)}`
+  }
+  return undefined
+}
+
+/** One request of each kind to `target`; throws for the targets that must work, marks Portkey "not measured". */
+export const probe = async (target: Target) => {
+  const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+  try {
+    for (const stream of [false, true]) {
+      let problem: string | undefined
+      let answer: Timed | undefined
+      try {
+        answer = await timedRequest(agent, target, stream, true)
+        problem = probeProblem(answer, stream)
+      } catch (error) {
+        problem = `request failed: ${error instanceof Error ? error.message : String(error)}`
+      }
+      if (problem === undefined) {
+        if (stream) target.answered.stream++
+        else target.answered.plain++
+        log(`  ${target.label}: ${stream ? "stream" : "plain"} probe OK (${answer!.totalMs.toFixed(1)} ms, ${answer!.body.length} bytes)`)
+        continue
+      }
+      if (target.key !== "portkey") throw new RequestFailure(`${target.label}: the ${stream ? "streaming" : "non-streaming"} probe ${problem}`)
+      // Portkey: tell why, from its answer and its own log.
+      await sleep(200)
+      const logged = stripAnsi(target.child?.output() ?? "")
+      const immutable = /TypeError: immutable/.test(logged)
+      const status = /^answered (\d+)/.exec(problem)?.[1]
+      const reason =
+        immutable && status !== undefined
+          ? `${stream ? "stream: true" : "a chat completion"} answered ${status} (gateway: "TypeError: immutable", Portkey-AI/gateway#1389)`
+          : `${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}`
+      if (immutable) {
+        target.note =
+          `${target.label}: ${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}; its log says "TypeError: immutable" from` +
+          " responseService.updateHeaders: the gateway appends x-portkey-* headers to the upstream fetch Response, whose headers are immutable with" +
+          " @hono/node-server newer than 1.14.2 (its dependency range ^1.3.3 installs the latest). Known: Portkey-AI/gateway#1389 (pinning @hono/node-server 1.14.2 avoids it)."
+      }
+      log(`  ${target.label}: ${stream ? "stream" : "plain"} probe FAILED: ${reason}`)
+      if (stream) target.streamNotMeasured = reason
+      else {
+        target.notMeasured = reason
+        return
+      }
+    }
+  } finally {
+    agent.destroy()
+  }
+}
+

@@ -1,0 +1,328 @@
+/** `npm run bench:exchange`: starting and stopping what it measures (simulator, bare proxy, PostgreSQL, the exchange, Portkey). */
+import { type ChildProcess, fork, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import pg from "pg"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { makeClient, signInByWallet } from "../test/support/accounts.ts"
+import type { PassThroughProxyReady, PassThroughProxyRequest } from "./passThroughProxy.ts"
+import { exitedWithin, freePort, log, onCleanup, projectRoot, sleep } from "./common.ts"
+import { CLIENT_IP, EXCHANGE_MODEL, GRANT_WEI, MAINTAINER_TOKEN, settings, stripAnsi } from "./exchangeSettings.ts"
+
+// ---------------------------------------------------------------------------------------------- child processes
+
+export interface Child {
+  readonly name: string
+  readonly pid: number
+  readonly output: () => string
+  readonly exitCode: () => number | string | null
+  readonly stop: () => Promise<void>
+}
+
+/**
+ * A child process whose output is kept (last 500 KB) and which is stopped on clean-up: SIGTERM, then after
+ * `graceMs` SIGKILL to its process group (it runs in its own, so that whatever it started goes too).
+ */
+export const startChild = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, graceMs: number): { child: ChildProcess; handle: Child } => {
+  const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+  if (child.pid === undefined) throw new Error(`${name} could not be started`)
+  let output = ""
+  const keep = (data: Buffer) => {
+    output += data.toString("utf8")
+    if (output.length > 1_000_000) output = output.slice(-500_000)
+  }
+  child.stdout!.on("data", keep)
+  child.stderr!.on("data", keep)
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  let stopped: Promise<void> | undefined
+  const stop = () =>
+    (stopped ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      log(`stopping ${name} (SIGTERM)...`)
+      child.kill("SIGTERM")
+      if (await exitedWithin(child, exited, graceMs)) return
+      console.error(`${name} did not exit within ${graceMs / 1000} s of SIGTERM: killing its process group`)
+      try {
+        process.kill(-child.pid!, "SIGKILL")
+      } catch {
+        child.kill("SIGKILL")
+      }
+      await exitedWithin(child, exited, 5_000)
+    })())
+  onCleanup(name, stop)
+  return {
+    child,
+    handle: { name, pid: child.pid, output: () => output, exitCode: () => child.exitCode ?? child.signalCode, stop }
+  }
+}
+
+export const childFailure = (child: Child, message: string) =>
+  new Error(`${message}\n--- ${child.name} output (last 4000 characters) ---\n${stripAnsi(child.output()).slice(-4000)}`)
+
+/** The environment of the runner minus what would send a child somewhere else. */
+export const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of [
+    "DATABASE_URL",
+    "RPC_URL",
+    "REGISTRY_ADDRESS",
+    "PUBLISHER_PRIVATE_KEY",
+    "REDIS_URL",
+    "PUBLIC_BASE_URL",
+    "TRUST_PROXY",
+    "HOST",
+    "PORT",
+    "DATA_DIR",
+    "EMBEDDED_CHAIN_PORT",
+    "LOG_LEVEL",
+    "LOG_FORMAT",
+    "PROVIDERS_FILE",
+    "SIMULATOR_URL",
+    "SIMULATOR_PORT",
+    "SIMULATOR_HOST",
+    "PRICE_DATA_DIR",
+    "MAINTAINER_TOKEN",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "NODE_OPTIONS"
+  ]) {
+    delete env[name]
+  }
+  return env
+}
+
+// ---------------------------------------------------------------------------------------------- the simulator
+
+export const startSimulatorProcess = async (): Promise<{ url: string; child: Child }> => {
+  log("starting the vendor simulator... (node --import tsx simulator/main.ts; SIMULATOR_PORT=0)")
+  const { handle } = startChild("the simulator", ["--import", "tsx", "simulator/main.ts"], { ...baseEnv(), SIMULATOR_PORT: "0", SIMULATOR_HOST: "127.0.0.1" }, 5_000)
+  const since = Date.now()
+  for (;;) {
+    const ready = /simulator ready at (http:\/\/[^\s]+)/.exec(handle.output())
+    if (ready !== null) {
+      log(`simulator ready at ${ready[1]} (pid ${handle.pid}, ${((Date.now() - since) / 1000).toFixed(1)} s)`)
+      return { url: ready[1]!, child: handle }
+    }
+    if (handle.exitCode() !== null) throw childFailure(handle, `the simulator exited (${handle.exitCode()}) before it was ready`)
+    if (Date.now() - since > 60_000) throw childFailure(handle, "the simulator was not ready within 60 s")
+    await sleep(100)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- the bare proxy
+
+export const startPassThroughProxy = async (upstream: string): Promise<{ url: string; child: Child }> => {
+  log("starting the bare pass-through proxy... (bench/passThroughProxy.ts)")
+  const child = fork(Path.join(import.meta.dirname, "passThroughProxy.ts"), [], {
+    cwd: projectRoot,
+    env: baseEnv(),
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  if (child.pid === undefined) throw new Error("the bare proxy could not be started")
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  let stopped: Promise<void> | undefined
+  const stop = () =>
+    (stopped ??= (async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      log("stopping the bare proxy (SIGTERM)...")
+      child.kill("SIGTERM")
+      if (!(await exitedWithin(child, exited, 5_000))) {
+        child.kill("SIGKILL")
+        await exitedWithin(child, exited, 2_000)
+      }
+    })())
+  onCleanup("the bare proxy", stop)
+  const ready = new Promise<PassThroughProxyReady>((resolve, reject) => {
+    child.once("message", (message) => resolve(message as PassThroughProxyReady))
+    child.once("exit", (code) => reject(new Error(`the bare proxy exited (${code}) before listening`)))
+    setTimeout(() => reject(new Error("the bare proxy did not listen within 30 s")), 30_000).unref()
+  })
+  const request: PassThroughProxyRequest = { upstream }
+  child.send(request)
+  const { port } = await ready
+  log(`bare proxy listening on 127.0.0.1:${port} (pid ${child.pid})`)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child: { name: "the bare proxy", pid: child.pid, output: () => "", exitCode: () => child.exitCode ?? child.signalCode, stop }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- PostgreSQL
+
+export const createDatabase = async (): Promise<string> => {
+  const admin = new URL(settings.postgresUrl)
+  const name = `cx_bench_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
+  const withAdmin = async (f: (client: pg.Client) => Promise<unknown>) => {
+    const client = new pg.Client({ connectionString: settings.postgresUrl, connectionTimeoutMillis: 5_000 })
+    await client.connect()
+    try {
+      await f(client)
+    } finally {
+      await client.end()
+    }
+  }
+  try {
+    await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
+    // A diagnostic, never the default: without the commit's fsync, what is left of the exchange's latency is its own.
+    if (settings.syncCommitOff) await withAdmin((client) => client.query(`ALTER DATABASE ${name} SET synchronous_commit = off`))
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL is unreachable or refused to create a database at ${admin.host} (${settings.postgresUrl.replace(/:[^:@/]*@/, ":***@")}): ` +
+        `${error instanceof Error ? error.message : String(error)}. The exchange bench needs a PostgreSQL server (BENCH_POSTGRES_URL).`
+    )
+  }
+  onCleanup(`database ${name}`, async () => {
+    await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    log(`dropped database ${name}`)
+  })
+  const url = new URL(settings.postgresUrl)
+  url.pathname = `/${name}`
+  log(`created database ${name} on ${admin.host}`)
+  return url.toString()
+}
+
+// ---------------------------------------------------------------------------------------------- the exchange
+
+export interface Exchange {
+  readonly baseUrl: string
+  readonly child: Child
+  readonly apiKey: string
+  readonly account: () => Promise<{ spentWei: bigint; reservedWei: bigint; balanceWei: bigint }>
+}
+
+export const startExchange = async (simulatorUrl: string, databaseUrl: string): Promise<Exchange> => {
+  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
+  onCleanup("the temporary DATA_DIR", async () => Fs.rmSync(dataDir, { recursive: true, force: true }))
+  const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-prices-"))
+  onCleanup("the temporary PRICE_DATA_DIR", async () => Fs.rmSync(priceDir, { recursive: true, force: true }))
+  Fs.cpSync(Path.join(projectRoot, "test/fixtures/exchange"), priceDir, { recursive: true })
+  const port = await freePort()
+  const chainPort = await freePort()
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv(),
+    DATABASE_URL: databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    EMBEDDED_CHAIN_PORT: String(chainPort),
+    PROVIDERS_FILE: Path.join(projectRoot, "simulator/providers.yaml"),
+    SIMULATOR_URL: simulatorUrl,
+    RATE_LIMIT_ENABLED: "false",
+    LOG_LEVEL: settings.logLevel,
+    LOG_FORMAT: "json",
+    MAINTAINER_TOKEN,
+    TRUST_PROXY: "true",
+    PRICE_DATA_DIR: priceDir,
+    PRICE_SCAN_INTERVAL_HOURS: "24",
+    CHAIN_SYNC_INTERVAL_SECONDS: "0"
+  }
+  const args = [...(settings.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${Path.resolve(settings.cpuProfDir)}`]), "--import", "tsx", "src/main.ts"]
+  log(
+    `starting the exchange... (node ${args.join(" ")}; PORT ${port}; DATA_DIR ${dataDir}; PRICE_DATA_DIR ${priceDir}; LOG_LEVEL=${settings.logLevel}; RATE_LIMIT_ENABLED=false)`
+  )
+  const { handle } = startChild("the exchange", args, env, 20_000)
+  const baseUrl = `http://127.0.0.1:${port}`
+  const client = makeClient(baseUrl)
+
+  // Listening, then routable: the boot scan has loaded the fixture catalog into the snapshot.
+  const since = Date.now()
+  let listening = false
+  for (;;) {
+    if (handle.exitCode() !== null) throw childFailure(handle, `the exchange exited (${handle.exitCode()}) before it was ready`)
+    if (Date.now() - since > settings.startTimeoutMs) throw childFailure(handle, `the exchange was not routable within ${settings.startTimeoutMs / 1000} s`)
+    try {
+      const models = await client.call("GET", "/v1/models")
+      if (!listening) {
+        listening = true
+        log(`exchange listening after ${((Date.now() - since) / 1000).toFixed(1)} s; waiting for the catalog...`)
+      }
+      const data = (models.body as { data?: Array<{ id?: unknown }> } | undefined)?.data
+      if (models.status === 200 && Array.isArray(data) && data.length > 0) {
+        if (!data.some((model) => model.id === EXCHANGE_MODEL)) throw childFailure(handle, `${EXCHANGE_MODEL} is not in GET /v1/models`)
+        log(
+          `exchange routable after ${((Date.now() - since) / 1000).toFixed(1)} s (pid ${handle.pid}; ${data.length} models${handle.output().includes("ready at") ? "; logged ready" : ""})`
+        )
+        break
+      }
+    } catch (error) {
+      if (error instanceof Error && error.message.includes("is not in GET /v1/models")) throw error
+      // not listening yet
+    }
+    await sleep(listening ? 300 : 250)
+  }
+
+  log("signing in an account by wallet, issuing an API key, granting credits...")
+  const signedIn = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), CLIENT_IP)
+  const cookie = signedIn.cookie
+  const cfId = String(signedIn.me.cf_id)
+  const issued = await client.call("POST", "/v1/keys", { label: "bench" }, { cookie, ip: CLIENT_IP })
+  if (issued.status !== 201) throw childFailure(handle, `POST /v1/keys answered ${issued.status}: ${JSON.stringify(issued.body)}`)
+  const apiKey = String(issued.body.secret)
+  const granted = await client.call("POST", `/v1/admin/accounts/${cfId}/credits`, { amountWei: GRANT_WEI.toString() }, {
+    headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
+  })
+  if (granted.status >= 300) throw childFailure(handle, `granting credits answered ${granted.status}: ${JSON.stringify(granted.body)}`)
+  const account = async () => {
+    const answer = await client.call("GET", "/v1/account", undefined, { cookie, ip: CLIENT_IP })
+    if (answer.status !== 200) throw childFailure(handle, `GET /v1/account answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+    return { spentWei: BigInt(answer.body.spentWei), reservedWei: BigInt(answer.body.reservedWei), balanceWei: BigInt(answer.body.balanceWei) }
+  }
+  const start = await account()
+  log(`account ${cfId}: balance ${start.balanceWei} wei, key ${apiKey.slice(0, 12)}...`)
+  return { baseUrl, child: handle, apiKey, account }
+}
+
+// ---------------------------------------------------------------------------------------------- Portkey
+
+/** The gateway's bin (build/start-server.js) from its package.json, or why there is none. */
+export const portkeyBin = (): string | { readonly reason: string } => {
+  try {
+    const require = createRequire(import.meta.url)
+    const manifestPath = require.resolve("@portkey-ai/gateway/package.json")
+    const manifest = JSON.parse(Fs.readFileSync(manifestPath, "utf8")) as { version?: string; bin?: string | Record<string, string> }
+    const bin = typeof manifest.bin === "string" ? manifest.bin : Object.values(manifest.bin ?? {})[0]
+    if (bin === undefined) return { reason: "@portkey-ai/gateway has no bin" }
+    log(`Portkey gateway ${manifest.version ?? "?"}: ${Path.relative(projectRoot, Path.join(Path.dirname(manifestPath), bin))}`)
+    return Path.join(Path.dirname(manifestPath), bin)
+  } catch (error) {
+    return { reason: `@portkey-ai/gateway is not installed (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` }
+  }
+}
+
+/** Starts the gateway on a free port (`--port=N --headless`) and waits until `GET /` answers; or says why not. */
+export const startPortkey = async (): Promise<{ url: string; child: Child } | { reason: string }> => {
+  const bin = portkeyBin()
+  if (typeof bin !== "string") return bin
+  const port = await freePort()
+  log(`starting the Portkey gateway... (node ${Path.relative(projectRoot, bin)} --port=${port} --headless)`)
+  const { handle } = startChild("the Portkey gateway", [bin, `--port=${port}`, "--headless"], baseEnv(), 5_000)
+  const url = `http://127.0.0.1:${port}`
+  const since = Date.now()
+  for (;;) {
+    if (handle.exitCode() !== null) {
+      const tail = stripAnsi(handle.output()).trim().split("\n").filter((line) => line.trim() !== "").slice(-3).join(" / ")
+      return { reason: `the gateway exited (${handle.exitCode()}) at start: ${tail.slice(0, 300)}` }
+    }
+    if (Date.now() - since > 60_000) {
+      await handle.stop()
+      return { reason: "the gateway did not answer GET / within 60 s" }
+    }
+    try {
+      const answer = await fetch(`${url}/`)
+      await answer.arrayBuffer()
+      if (answer.ok) {
+        log(`Portkey gateway answering at ${url} (pid ${handle.pid}, ${((Date.now() - since) / 1000).toFixed(1)} s)`)
+        return { url, child: handle }
+      }
+    } catch {
+      // not listening yet
+    }
+    await sleep(250)
+  }
+}
