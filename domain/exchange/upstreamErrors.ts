@@ -3,7 +3,7 @@
  * means for routing (fallback before the first byte, `stream_interrupted` after it). Neither is shown to a client
  * as is; they are internal, so plain Data errors rather than entries of the API error table.
  */
-import { Data } from "effect"
+import { Data, Either } from "effect"
 
 /** A reply body or stream payload we cannot decode: not JSON, or not the vendor's documented shape. */
 export class UpstreamProtocolError extends Data.TaggedError("UpstreamProtocolError")<{
@@ -18,3 +18,10 @@ export class UpstreamStreamError extends Data.TaggedError("UpstreamStreamError")
   /** The status the vendor's error object carried, when it carried one. */
   readonly status?: number | undefined
 }> {}
+
+/** One stream payload as JSON, or the protocol error naming what it was (`what`: e.g. "Gemini stream chunk"). */
+export const parseStreamJson = (text: string, what: string): Either.Either<unknown, UpstreamProtocolError> =>
+  Either.try({
+    try: (): unknown => JSON.parse(text),
+    catch: () => new UpstreamProtocolError({ message: `${what} is not JSON: ${text.slice(0, 200)}` })
+  })

@@ -13,6 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Redacted } from "effect"
 import {
   type Account,
+  BaseError,
   createWalletClient,
   encodeFunctionData,
   type Hex,
@@ -102,9 +103,7 @@ const chainFailureOf = (error: unknown, stage: "broadcast" | "confirm" | "read")
 
 /** A send whose answer never came: the node may hold the transaction, so it is not refused. */
 const ambiguousSend = (error: unknown) =>
-  error instanceof Error && "walk" in error && typeof error.walk === "function"
-    ? Boolean((error as { walk: (f: (e: unknown) => boolean) => unknown }).walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError))
-    : true
+  error instanceof BaseError ? error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null : true
 
 const SELECT_ROW = `id, seq::text AS seq, account_id::text AS "accountId", to_address AS "to", amount_wei::text AS "amountWei",
   withdrawal_ref AS "withdrawalRef", status, tx_hash AS "txHash", nonce::text AS nonce, raw_tx AS "rawTx",

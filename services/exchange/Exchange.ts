@@ -24,10 +24,8 @@ import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import {
   type CandidatePlan,
   checkWindows,
-  makeRoutableCatalog,
   narrowToCapacity,
   planCandidates,
-  type RoutableCatalog,
   type RoutableModel
 } from "../../domain/exchange/routing.ts"
 import { AllKeysExhausted, InternalError, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
@@ -128,17 +126,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         })
     const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
 
-    // The routable catalog is rebuilt only when the oracle's snapshot changes.
-    let cached: { version: number; catalog: RoutableCatalog } | undefined
-    const routable = Effect.map(snapshots.current, (snap) => {
-      if (cached?.version !== snap.version) {
-        cached = {
-          version: snap.version,
-          catalog: makeRoutableCatalog(snap.inputs.catalog, snap.inputs.providers.map((p) => p.vendorSlug), providers.providers, snap.inputs.now)
-        }
-      }
-      return { snap, catalog: cached.catalog }
-    })
+    // The routable catalog is built with the oracle's snapshot, once per change of it.
+    const routable = Effect.map(snapshots.current, (snap) => ({ snap, catalog: snap.routableCatalog }))
 
     const fingerprint = (endUser: string | undefined): string | undefined =>
       endUser === undefined || fingerprintKey === undefined

@@ -17,7 +17,7 @@ import * as S from "../../domain/oracle/schemas.ts"
 import { historyView } from "../../domain/oracle/series.ts"
 import { basketView, baselineView, catalogView, latestView, modelsView, pricingView, scuView, type SyncState } from "../../domain/oracle/views.ts"
 import { parseUsd18, type Usd18 } from "../../domain/money.ts"
-import { makeRoutableCatalog } from "../../domain/exchange/routing.ts"
+import { makeRoutableCatalog, type RoutableCatalog } from "../../domain/exchange/routing.ts"
 import { Providers } from "../exchange/Providers.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -66,6 +66,8 @@ export interface Snapshot {
   readonly manifestsByHash: ReadonlyMap<string, string>
   /** Key, tracked-model and name lookups, built with the snapshot. */
   readonly lookups: OracleLookups
+  /** The exchange's routable catalog (models served by a configured provider), built with the snapshot. */
+  readonly routableCatalog: RoutableCatalog
   readonly bodies: SnapshotBodies
   readonly activity: ReadonlyArray<S.ActivityEvent>
 }
@@ -117,13 +119,14 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             .filter((m) => m.deletedAt === null)
             .map((m) => [m.card.id, { family: m.card.family, prices: m.prices }] as const)
         )
+        const routableCatalog = makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now)
         const inputs: OracleInputs = {
           revisions: confirmed,
           catalog: listings,
           providers,
           pegUsd18: pegUsd18,
           // What the exchange can route (the catalog's `integrated` flag): text models of configured providers.
-          routable: new Set(makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now).models.keys()),
+          routable: new Set(routableCatalog.models.keys()),
           now
         }
         const latest = confirmed[confirmed.length - 1]
@@ -147,6 +150,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             stored.flatMap((r) => (Option.isSome(r.manifestJcs) ? [[r.metadataHash, r.manifestJcs.value] as const] : []))
           ),
           lookups: buildLookups(inputs, models.models, histories),
+          routableCatalog,
           bodies: {
             scu: scu === undefined ? undefined : encodeJson(S.ScuResponse, scu),
             basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),

@@ -21,7 +21,7 @@ import type {
   ToolChoice,
   Usage
 } from "../canonical.ts"
-import { UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
+import { parseStreamJson, UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
 import {
   GeminiCountTokensResponse,
   GeminiResponse,
@@ -344,12 +344,9 @@ export const makeGeminiStreamParser = (): ((
     const text = data.trim()
     // Gemini sends no terminator, but an OpenAI-style one or a keep-alive must not break the stream.
     if (text === "" || text === "[DONE]") return Either.right([])
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return Either.left(new UpstreamProtocolError({ message: `Gemini stream chunk is not JSON: ${text.slice(0, 200)}` }))
-    }
+    const parsed = parseStreamJson(text, "Gemini stream chunk")
+    if (Either.isLeft(parsed)) return Either.left(parsed.left)
+    const json = parsed.right
     const decoded = decodeReply(json)
     if (Either.isLeft(decoded)) return Either.left(protocolError("Unexpected Gemini stream chunk", decoded.left))
     const chunk = decoded.right

@@ -10,7 +10,7 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { CanonicalMessage, ChatEvent, ChatRequest, StopReason, TextPart, Usage } from "../canonical.ts"
-import { UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
+import { parseStreamJson, UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
 import {
   type OpenaiChatRequestBody,
   type UpstreamChatMessage,
@@ -259,12 +259,9 @@ export const makeOpenaiChatStreamParser = (): ((
   return (data) => {
     const text = data.trim()
     if (text === "" || text === "[DONE]") return Either.right([])
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return Either.left(new UpstreamProtocolError({ message: `Stream chunk is not JSON: ${text.slice(0, 200)}` }))
-    }
+    const parsed = parseStreamJson(text, "Stream chunk")
+    if (Either.isLeft(parsed)) return Either.left(parsed.left)
+    const json = parsed.right
     const error = vendorError(json)
     if (error !== undefined) return Either.left(new UpstreamStreamError({ message: messageOfError(error), ...statusOf(error) }))
     const decoded = Schema.decodeUnknownEither(VendorChatChunk)(json)
