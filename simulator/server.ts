@@ -128,6 +128,8 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
     switch (fault.fault) {
       case "error500":
         return writeJson(res, vendor.error("server"))
+      case "error400":
+        return writeJson(res, vendor.error("invalid", "simulated refusal: this request is invalid for the model"))
       case "rate_limited":
         return writeJson(res, vendor.error("rate", undefined, fault.retryAfterSeconds))
       case "timeout":

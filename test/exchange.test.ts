@@ -417,6 +417,23 @@ describe("upstream failures", () => {
     }
   })
 
+  it("aborts with 422 naming the vendor's refusal when the vendor refuses the request itself, charging nothing", async () => {
+    const before = await account()
+    // A list that could fall back: a vendor's refusal of the request is not a failure of its capacity, so it does not.
+    await fx.fault({ model: "deepseek-reasoner", fault: "error400" })
+    try {
+      await openai.chat.completions.create({ model: "deepseek/deepseek-reasoner", models: ["openai/gpt-tiny"], messages: [{ role: "user", content: "refused" }] } as never)
+      throw new Error("expected 422")
+    } catch (error) {
+      expect(error).toBeInstanceOf(OpenAI.UnprocessableEntityError)
+      expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("validation_failed")
+      expect((error as InstanceType<typeof OpenAI.APIError>).message).toMatch(/deepseek\/deepseek-reasoner refused the request: simulated refusal/)
+    }
+    const after = await account()
+    expect(after.balanceWei).toBe(before.balanceWei)
+    expect(after.reservedWei).toBe("0")
+  })
+
   it("moves on when an upstream does not answer within the first-byte timeout", async () => {
     await fx.fault({ model: "deepseek-reasoner", fault: "timeout" })
     const started = Date.now()
