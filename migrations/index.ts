@@ -11,6 +11,7 @@ import apiKeys from "./0006_api_keys.ts"
 import funding from "./0007_funding.ts"
 import withdrawals from "./0008_withdrawals.ts"
 import generations from "./0009_generations.ts"
+import ledgerFunctions from "./0010_ledger_functions.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -21,5 +22,6 @@ export const migrations = {
   "0006_api_keys": apiKeys,
   "0007_funding": funding,
   "0008_withdrawals": withdrawals,
-  "0009_generations": generations
+  "0009_generations": generations,
+  "0010_ledger_functions": ledgerFunctions
 }

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { capWindows, exceededCap, parseCredits } from "../domain/accounts/ledger.ts"
+import { capWindows, parseCredits } from "../domain/accounts/ledger.ts"
 import { sweepHolds } from "../services/accounts/HoldSweeper.ts"
 import { type ApiKeyCaps, Ledger, type ReserveInput } from "../services/accounts/Ledger.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
@@ -259,17 +259,20 @@ describe("spending caps", () => {
     expect(windows("2026-01-01T00:00:00Z")).toEqual(["2026-01-01T00:00:00.000Z", "2025-12-29T00:00:00.000Z", "2026-01-01T00:00:00.000Z"])
   })
 
-  it("allows spending up to a cap exactly, and reports the first cap exceeded in the order given", () => {
-    const checks = [
-      { scope: "key_daily", limitWei: 100n, usedWei: 60n },
-      { scope: "account_daily", limitWei: 50n, usedWei: 10n },
-      { scope: "account_monthly", limitWei: null, usedWei: 10n }
-    ] as const
-    expect(exceededCap(40n, checks)).toBeUndefined()
-    expect(exceededCap(41n, checks)).toBe("key_daily")
-    const roomyKey = [{ scope: "key_daily", limitWei: 1000n, usedWei: 0n }, ...checks.slice(1)] as const
-    expect(exceededCap(41n, roomyKey)).toBe("account_daily")
-    expect(exceededCap(10n ** 30n, checks.slice(2))).toBeUndefined()
+  it("allows spending up to a cap exactly, and reports the key's cap before the account's when both are exceeded", async () => {
+    const { accountId } = await funded(1000n)
+    await ledger((l) => l.setLimits(accountId, limits(50n, null, null)))
+    const apiKey: ApiKeyCaps = { id: "key_00000000000000cc", dailyLimitWei: 100n, monthlyLimitWei: null }
+    const instant = "2026-05-06T09:00:00Z"
+    const charged = await attempt({ accountId, amountWei: 10n, apiKey }, instant)
+    await settleAt(charged.requestId!, 10n, instant)
+    // 10 used of the account's 50 and of the key's 100: 40 fits exactly, 41 exceeds only the account's cap.
+    expect(await attempt({ accountId, amountWei: 41n, apiKey }, instant)).toEqual({ outcome: "SpendingLimitReached", scope: "account_daily" })
+    // Both exceeded: the key's (narrower) refusal is the one reported.
+    expect(await attempt({ accountId, amountWei: 91n, apiKey }, instant)).toEqual({ outcome: "SpendingLimitReached", scope: "key_daily" })
+    expect(await attempt({ accountId, amountWei: 40n, apiKey }, instant)).toMatchObject({ outcome: "ok" })
+    // Everything is used now: one wei more exceeds the account's day (the key still has room).
+    expect(await attempt({ accountId, amountWei: 1n, apiKey }, instant)).toEqual({ outcome: "SpendingLimitReached", scope: "account_daily" })
   })
 })
 

@@ -51,13 +51,6 @@ export interface CapCheck {
   readonly usedWei: bigint
 }
 
-/**
- * The first cap, in the order given, that `amountWei` more would exceed. Spending up to the cap exactly is allowed.
- * Callers list the key's caps before the account's, so the narrowest refusal is the one reported.
- */
-export const exceededCap = (amountWei: bigint, checks: ReadonlyArray<CapCheck>): SpendingScope | undefined =>
-  checks.find((check) => check.limitWei !== null && check.usedWei + amountWei > check.limitWei)?.scope
-
 /** What a reservation of `amountWei` finds: enough available (balance minus live holds), or not. */
 export const coversAmount = (balanceWei: bigint, reservedWei: bigint, amountWei: bigint): boolean =>
   balanceWei - reservedWei >= amountWei

@@ -5,19 +5,16 @@
  * transaction reads goes through its own connection: the embedded database has one session, and a transaction
  * waiting on a query from another connection would wait forever.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import {
   capWindows,
-  type CapCheck,
   coversAmount,
-  earliestWindowStart,
-  exceededCap,
   identifierKind,
   insufficientBalance,
   type LedgerEntryKind
 } from "../../domain/accounts/ledger.ts"
-import { Conflict, NotFound, SpendingLimitReached } from "../../domain/errors.ts"
+import { Conflict, type InsufficientBalance, NotFound, SpendingLimitReached } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { type AccountRow, type EntryRow, type HoldRow, LedgerRepository } from "./LedgerRepository.ts"
@@ -193,135 +190,97 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
         )
       )
 
-    /** The caps that apply to this reservation, key caps first, with what each window has used already. */
-    const capChecks = (account: AccountRow, apiKey: ApiKeyCaps | undefined, at: Date) =>
-      Effect.gen(function* () {
-        const windows = capWindows(at)
-        const checks: Array<CapCheck> = []
-        if (apiKey !== undefined && (apiKey.dailyLimitWei !== null || apiKey.monthlyLimitWei !== null)) {
-          const used = yield* repository.keyUsage(apiKey.id, { day: windows.dayStart, month: windows.monthStart })
-          checks.push(
-            { scope: "key_daily", limitWei: apiKey.dailyLimitWei, usedWei: used.day + used.live },
-            { scope: "key_monthly", limitWei: apiKey.monthlyLimitWei, usedWei: used.month + used.live }
-          )
-        }
-        if (account.dailyLimitWei !== null || account.weeklyLimitWei !== null || account.monthlyLimitWei !== null) {
-          const charged = yield* repository.accountCharges(account.id, {
-            day: windows.dayStart,
-            week: windows.weekStart,
-            month: windows.monthStart,
-            since: earliestWindowStart(windows)
-          })
-          // Every live hold of the account will be charged at or after now, inside the current windows.
-          const live = account.reservedWei
-          checks.push(
-            { scope: "account_daily", limitWei: account.dailyLimitWei, usedWei: charged.day + live },
-            { scope: "account_weekly", limitWei: account.weeklyLimitWei, usedWei: charged.week + live },
-            { scope: "account_monthly", limitWei: account.monthlyLimitWei, usedWei: charged.month + live }
-          )
-        }
-        return checks
-      })
-
     /**
-     * Sets `amountWei` aside for request `requestId`: one transaction that locks the account, checks the available
-     * credit (402 insufficient_balance; a negative balance refuses everything) and every cap that applies (429
-     * spending_limit_reached naming the scope), inserts the hold and raises the reserved total.
+     * Sets `amountWei` aside for request `requestId`: one statement (`ledger_reserve`, migration 0010) that locks the
+     * account, checks the available credit (402 insufficient_balance; a negative balance refuses everything) and every
+     * cap that applies, the key's before the account's (429 spending_limit_reached naming the scope), inserts the hold
+     * and raises the reserved total.
      */
     const reserve = (input: ReserveInput) =>
       positive(input.amountWei).pipe(
         Effect.zipRight(now),
-        Effect.flatMap((at) =>
-          transaction(
-            Effect.gen(function* () {
-              const account = yield* lockAccount(input.accountId)
-              if (Option.isSome(yield* repository.findHold(input.requestId, false))) {
-                return yield* Effect.fail(new Conflict({ message: `Request ${input.requestId} already holds credit.` }))
-              }
-              if (!coversAmount(account.balanceWei, account.reservedWei, input.amountWei)) {
-                return yield* Effect.fail(insufficientBalance(account.balanceWei, account.reservedWei, input.amountWei))
-              }
-              const scope = exceededCap(input.amountWei, yield* capChecks(account, input.apiKey, at))
-              if (scope !== undefined) {
-                return yield* Effect.fail(
-                  new SpendingLimitReached({
-                    message: `This request would exceed the ${scope.replace("_", " ")} spending cap.`,
-                    details: { scope }
-                  })
-                )
-              }
-              const hold = yield* repository.insertHold({
+        Effect.flatMap((at) => {
+          const windows = capWindows(at)
+          const expiresAt = new Date(at.getTime() + holdTtlMs)
+          const wei = (value: bigint | null | undefined) => (value == null ? null : value.toString())
+          return Effect.flatMap(
+            repository.reserve({
+                accountId: input.accountId,
                 requestId: input.requestId,
-                accountId: account.id,
-                apiKeyId: input.apiKey?.id ?? null,
-                amountWei: input.amountWei,
-                createdAt: at,
-                expiresAt: new Date(at.getTime() + holdTtlMs)
-              })
-              yield* repository.moveBalance(account.id, 0n, input.amountWei)
-              return hold
-            })
+                amountWei: input.amountWei.toString(),
+                keyId: input.apiKey?.id ?? null,
+                keyDailyWei: wei(input.apiKey?.dailyLimitWei),
+                keyMonthlyWei: wei(input.apiKey?.monthlyLimitWei),
+                day: windows.dayStart,
+                week: windows.weekStart,
+                month: windows.monthStart,
+                at,
+                expiresAt
+              }),
+            (row): Effect.Effect<Hold, NotFound | Conflict | InsufficientBalance | SpendingLimitReached> => {
+              switch (row.outcome) {
+                case "reserved":
+                  return Effect.succeed({
+                    id: row.holdId!,
+                    requestId: input.requestId,
+                    accountId: input.accountId,
+                    apiKeyId: input.apiKey?.id ?? null,
+                    amountWei: input.amountWei,
+                    createdAt: at,
+                    expiresAt,
+                    releasedAt: null,
+                    settledAt: null,
+                    chargedWei: null
+                  })
+                case "no_account":
+                  return Effect.fail(accountNotFound(input.accountId))
+                case "duplicate":
+                  return Effect.fail(new Conflict({ message: `Request ${input.requestId} already holds credit.` }))
+                case "insufficient":
+                  return Effect.fail(insufficientBalance(row.balanceWei!, row.reservedWei!, input.amountWei))
+                default:
+                  return Effect.fail(
+                    new SpendingLimitReached({
+                      message: `This request would exceed the ${row.outcome.replace("_", " ")} spending cap.`,
+                      details: { scope: row.outcome }
+                    })
+                  )
+              }
+            }
           )
-        )
+        })
       )
-
-    /** The hold of `requestId` with its account locked first (the same order as reserve takes them). */
-    const lockHold = (requestId: string) =>
-      Effect.gen(function* () {
-        const found = yield* repository.findHold(requestId, false)
-        if (Option.isNone(found)) return yield* Effect.fail(new NotFound({ message: `No hold for request ${requestId}.` }))
-        const account = yield* lockAccount(found.value.accountId)
-        const hold = Option.getOrThrow(yield* repository.findHold(requestId, true))
-        return { account, hold, live: hold.releasedAt === null && hold.settledAt === null }
-      })
 
     /**
-     * Charges the actual cost of `requestId` and closes its hold, in one transaction. Settling twice charges once.
-     * A hold already released (by the sweeper, after a long request) is still charged: the work was done.
+     * Charges the actual cost of `requestId` and closes its hold, in one statement (`ledger_settle`). Settling twice
+     * charges once. A hold already released (by the sweeper, after a long request) is still charged: the work was done.
+     * `alongside` is a data-modifying statement run in the same statement (so the same transaction) that reads the
+     * function's row as `settled` (columns outcome, charged_wei, balance_wei, account_id): the exchange's stored bill.
      */
-    const settle = (input: SettleInput) =>
+    const settle = (input: SettleInput, alongside?: Statement.Fragment) =>
       (input.chargeWei < 0n ? Effect.dieMessage(`a charge cannot be negative (${input.chargeWei})`) : now).pipe(
         Effect.flatMap((at) =>
-          transaction(
-            Effect.gen(function* () {
-              const { account, hold, live } = yield* lockHold(input.requestId)
-              if (hold.settledAt !== null) {
-                return {
-                  requestId: input.requestId,
-                  chargedWei: hold.chargedWei ?? 0n,
-                  balanceWei: account.balanceWei,
-                  alreadySettled: true
-                } satisfies Settlement
-              }
-              const posted = yield* post(account, "charge", -input.chargeWei, {
-                reference: input.requestId,
-                apiKeyId: hold.apiKeyId,
-                reservedDelta: live ? -hold.amountWei : 0n,
-                at
-              })
-              yield* repository.markSettled(hold.id, at, input.chargeWei)
-              return {
-                requestId: input.requestId,
-                chargedWei: input.chargeWei,
-                balanceWei: posted.balanceWei,
-                alreadySettled: false
-              } satisfies Settlement
-            })
-          )
+          repository.settle({ requestId: input.requestId, chargeWei: input.chargeWei.toString(), at, alongside })
+        ),
+        Effect.flatMap((row) =>
+          row.outcome === "no_hold"
+            ? Effect.fail(new NotFound({ message: `No hold for request ${input.requestId}.` }))
+            : Effect.succeed({
+              requestId: input.requestId,
+              chargedWei: row.chargedWei ?? 0n,
+              balanceWei: row.balanceWei ?? 0n,
+              alreadySettled: row.outcome === "already_settled"
+            } satisfies Settlement)
         )
       )
 
-    /** Gives a live hold back without charging; false when it was already released or settled. */
+    /** Gives a live hold back without charging (`ledger_release`); false when it was already released or settled. */
     const release = (requestId: string) =>
-      Effect.flatMap(now, (at) =>
-        transaction(
-          Effect.gen(function* () {
-            const { account, hold, live } = yield* lockHold(requestId)
-            if (!live) return { released: false }
-            yield* repository.markReleased(hold.id, at)
-            yield* repository.moveBalance(account.id, 0n, -hold.amountWei)
-            return { released: true }
-          })
+      Effect.flatMap(now, (at) => repository.release(requestId, at)).pipe(
+        Effect.flatMap((row) =>
+          row.outcome === "no_hold"
+            ? Effect.fail(new NotFound({ message: `No hold for request ${requestId}.` }))
+            : Effect.succeed({ released: row.outcome === "released" })
         )
       )
 

@@ -3,7 +3,7 @@
  * schema (amounts as bigints, kinds against their literals). These are building blocks: the Ledger service composes
  * them into its transactions and is the only caller, so nothing here changes a balance on its own authority.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { LedgerEntryKind, WeiFromNumeric } from "../../domain/accounts/ledger.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -50,8 +50,6 @@ export type HoldRow = typeof HoldRow.Type
 
 const ACCOUNT_COLUMNS = "id, balance_wei, reserved_wei, daily_limit_wei, weekly_limit_wei, monthly_limit_wei"
 const ENTRY_COLUMNS = "id, account_id, kind, amount_wei, balance_after_wei, reference, api_key_id, note, created_at"
-const HOLD_COLUMNS =
-  "id, request_id, account_id, api_key_id, amount_wei, created_at, expires_at, released_at, settled_at, charged_wei"
 
 const Sums = Schema.Struct({ day: WeiFromNumeric, week: WeiFromNumeric, month: WeiFromNumeric })
 const KeySums = Schema.Struct({ day: WeiFromNumeric, month: WeiFromNumeric, live: WeiFromNumeric })
@@ -67,13 +65,38 @@ export interface NewEntry {
   readonly createdAt: Date
 }
 
-export interface NewHold {
-  readonly requestId: string
+/** Arguments of `ledger_reserve`: amounts as decimal strings, the cap windows computed by the caller. */
+export interface ReserveCall {
   readonly accountId: string
-  readonly apiKeyId: string | null
-  readonly amountWei: bigint
-  readonly createdAt: Date
+  readonly requestId: string
+  readonly amountWei: string
+  readonly keyId: string | null
+  readonly keyDailyWei: string | null
+  readonly keyMonthlyWei: string | null
+  readonly day: Date
+  readonly week: Date
+  readonly month: Date
+  readonly at: Date
   readonly expiresAt: Date
+}
+
+export const ReserveOutcome = Schema.Literal(
+  "reserved",
+  "no_account",
+  "duplicate",
+  "insufficient",
+  "key_daily",
+  "key_monthly",
+  "account_daily",
+  "account_weekly",
+  "account_monthly"
+)
+
+export interface SettleCall {
+  readonly requestId: string
+  readonly chargeWei: string
+  readonly at: Date
+  readonly alongside: Statement.Fragment | undefined
 }
 
 export class LedgerRepository extends Effect.Service<LedgerRepository>()("LedgerRepository", {
@@ -160,29 +183,42 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
             WHERE api_key_id = ${apiKeyId} AND released_at IS NULL AND settled_at IS NULL)::text AS live`
     })
 
-    const insertHold = SqlSchema.single({
-      Request: Schema.Any as Schema.Schema<NewHold>,
-      Result: HoldRow,
-      execute: (hold) => sql`
-        INSERT INTO holds (request_id, account_id, api_key_id, amount_wei, created_at, expires_at)
-        VALUES (${hold.requestId}, ${hold.accountId}, ${hold.apiKeyId}, ${hold.amountWei.toString()}::numeric,
-                ${hold.createdAt}, ${hold.expiresAt})
-        RETURNING ${sql.unsafe(HOLD_COLUMNS)}`
+    /** `ledger_reserve` (migration 0010): the whole reservation, checks included, in one statement. */
+    const reserve = SqlSchema.single({
+      Request: Schema.Any as Schema.Schema<ReserveCall>,
+      Result: Schema.Struct({
+        outcome: ReserveOutcome,
+        balanceWei: NullableWei,
+        reservedWei: NullableWei,
+        holdId: Schema.NullOr(Schema.String)
+      }),
+      execute: (call) => sql`
+        SELECT outcome, balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei, hold_id::text AS hold_id
+        FROM ledger_reserve(${call.accountId}::bigint, ${call.requestId}, ${call.amountWei}::numeric, ${call.keyId},
+          ${call.keyDailyWei}::numeric, ${call.keyMonthlyWei}::numeric, ${call.day}, ${call.week}, ${call.month}, ${call.at},
+          ${call.expiresAt})`
     })
 
-    const findHold = SqlSchema.findOne({
-      Request: Schema.Struct({ requestId: Schema.String, lock: Schema.Boolean }),
-      Result: HoldRow,
-      execute: ({ requestId, lock }) =>
-        lock
-          ? sql`SELECT ${sql.unsafe(HOLD_COLUMNS)} FROM holds WHERE request_id = ${requestId} FOR UPDATE`
-          : sql`SELECT ${sql.unsafe(HOLD_COLUMNS)} FROM holds WHERE request_id = ${requestId}`
+    /** `ledger_settle` (migration 0010), with `alongside` (reading the row as `settled`) in the same statement. */
+    const settle = SqlSchema.single({
+      Request: Schema.Any as Schema.Schema<SettleCall>,
+      Result: Schema.Struct({
+        outcome: Schema.Literal("settled", "already_settled", "no_hold"),
+        chargedWei: NullableWei,
+        balanceWei: NullableWei
+      }),
+      execute: (call) => sql`
+        WITH settled AS MATERIALIZED (SELECT * FROM ledger_settle(${call.requestId}, ${call.chargeWei}::numeric, ${call.at}))
+        ${call.alongside === undefined ? sql`` : sql`, alongside AS (${call.alongside})`}
+        SELECT outcome, charged_wei::text AS charged_wei, balance_wei::text AS balance_wei FROM settled`
     })
 
-    const markReleased = (holdId: string, at: Date) => sql`UPDATE holds SET released_at = ${at} WHERE id = ${holdId}`
-
-    const markSettled = (holdId: string, at: Date, chargedWei: bigint) =>
-      sql`UPDATE holds SET settled_at = ${at}, charged_wei = ${chargedWei.toString()}::numeric WHERE id = ${holdId}`
+    /** `ledger_release` (migration 0010). */
+    const release = SqlSchema.single({
+      Request: Schema.Struct({ requestId: Schema.String, at: Timestamp }),
+      Result: Schema.Struct({ outcome: Schema.Literal("released", "not_live", "no_hold") }),
+      execute: ({ at, requestId }) => sql`SELECT outcome FROM ledger_release(${requestId}, ${at})`
+    })
 
     const expiredHolds = SqlSchema.findAll({
       Request: Schema.Struct({ now: Timestamp, limit: Schema.Int }),
@@ -234,10 +270,9 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
       accountCharges: (accountId: string, windows: { day: Date; week: Date; month: Date; since: Date }) =>
         orDieAtRepository(accountCharges({ accountId, ...windows })),
       keyUsage: (apiKeyId: string, windows: { day: Date; month: Date }) => orDieAtRepository(keyUsage({ apiKeyId, ...windows })),
-      insertHold: (hold: NewHold) => orDieAtRepository(insertHold(hold)),
-      findHold: (requestId: string, lock: boolean) => orDieAtRepository(findHold({ requestId, lock })),
-      markReleased: (holdId: string, at: Date) => orDieAtRepository(markReleased(holdId, at)),
-      markSettled: (holdId: string, at: Date, chargedWei: bigint) => orDieAtRepository(markSettled(holdId, at, chargedWei)),
+      reserve: (call: ReserveCall) => orDieAtRepository(reserve(call)),
+      settle: (call: SettleCall) => orDieAtRepository(settle(call)),
+      release: (requestId: string, at: Date) => orDieAtRepository(release({ requestId, at })),
       expiredHolds: (now: Date, limit: number) =>
         orDieAtRepository(Effect.map(expiredHolds({ now, limit }), (rows) => rows.map((row) => row.requestId))),
       updateLimits: (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) =>

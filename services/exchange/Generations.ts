@@ -82,17 +82,22 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
     const sql = yield* SqlClient.SqlClient
     const encode = Schema.encodeSync(GenerationRow)
 
-    /** Inserts the bill; the caller runs it inside the settlement's transaction. */
-    const insert = (row: GenerationRow) => {
+    /**
+     * The bill's insert, to run in the settlement's own statement (Ledger.settle's `alongside`): it is written only when
+     * that statement charged the request (`settled.outcome`), so a settlement repeated writes nothing twice.
+     */
+    const insertOnSettle = (row: GenerationRow) => {
       const e = encode(row)
       return sql`
         INSERT INTO generations (id, account_id, api_key_id, inbound_format, stream, status, model_requested, model_used, provider,
           upstream_key, chooser, usage, bill, attempts, hold_wei, charge_wei, cache_read_tokens, cache_write_5m_tokens,
           cache_write_1h_tokens, created_at, settled_at)
-        VALUES (${e.id}, ${e.accountId}, ${e.apiKeyId}, ${e.inboundFormat}, ${e.stream}, ${e.status}, ${e.modelRequested}, ${e.modelUsed},
-          ${e.provider}, ${e.upstreamKey}, ${e.chooser}, ${JSON.stringify(e.usage)}::jsonb, ${JSON.stringify(e.bill)}::jsonb,
-          ${JSON.stringify(e.attempts)}::jsonb, ${e.holdWei}, ${e.chargeWei}, ${row.usage.cacheRead ?? 0}, ${row.usage.cacheWrite5m ?? 0},
-          ${row.usage.cacheWrite1h ?? 0}, ${row.createdAt}, ${row.settledAt})
+        SELECT ${e.id}, ${e.accountId}::bigint, ${e.apiKeyId}, ${e.inboundFormat}, ${e.stream}, ${e.status}, ${e.modelRequested},
+          ${e.modelUsed}, ${e.provider}, ${e.upstreamKey}, ${e.chooser}, ${JSON.stringify(e.usage)}::jsonb,
+          ${JSON.stringify(e.bill)}::jsonb, ${JSON.stringify(e.attempts)}::jsonb, ${e.holdWei}::numeric, ${e.chargeWei}::numeric,
+          ${row.usage.cacheRead ?? 0}::bigint, ${row.usage.cacheWrite5m ?? 0}::bigint, ${row.usage.cacheWrite1h ?? 0}::bigint,
+          ${row.createdAt}::timestamptz, ${row.settledAt}::timestamptz
+        FROM settled WHERE settled.outcome = 'settled'
         ON CONFLICT (id) DO NOTHING
       `
     }
@@ -124,6 +129,6 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
         )
       )
 
-    return { insert, find, cacheTotals } as const
+    return { insertOnSettle, find, cacheTotals } as const
   })
 }) {}

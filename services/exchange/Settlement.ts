@@ -4,7 +4,6 @@
  * charged and recorded with its bill in ONE transaction; idempotent by request id (the ledger's settle and the bill's
  * insert both are).
  */
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
 import { type Bill, priceUsage } from "../../domain/exchange/billing.ts"
@@ -13,7 +12,6 @@ import type { RoutableModel } from "../../domain/exchange/routing.ts"
 import { ROUTING_MARKUP, type Usd18 } from "../../domain/money.ts"
 import type { ConfirmedRevision } from "../../domain/oracle/inputs.ts"
 import { Ledger, type Settlement } from "../accounts/Ledger.ts"
-import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { Generations, type GenerationRow } from "./Generations.ts"
 
 export interface Attempt {
@@ -80,7 +78,6 @@ export const billedUsage = (reported: Usage, result: ChatResult, estimatedInputT
 
 export class SettlementService extends Effect.Service<SettlementService>()("SettlementService", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
     const generations = yield* Generations
 
@@ -134,15 +131,10 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
           createdAt: request.createdAt,
           settledAt: new Date()
         }
-        const settlement = yield* orDieUnlessUnavailable(
-          sql.withTransaction(
-            Effect.gen(function* () {
-              const settled = yield* ledger.settle({ requestId: request.requestId, chargeWei: bill.chargeWei })
-              if (!settled.alreadySettled) yield* generations.insert(row)
-              return settled
-            })
-          )
-        ).pipe(Effect.orDie)
+        // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none.
+        const settlement = yield* ledger.settle({ requestId: request.requestId, chargeWei: bill.chargeWei }, generations.insertOnSettle(row)).pipe(
+          Effect.orDie
+        )
         return { bill, usage, settlement }
       })
 
