@@ -1,8 +1,9 @@
 /**
  * The inference exchange (issue 10): the providers and their key pools, the orchestration, settlement and stored
- * bills, and the routable model list. The ledger, API keys, the oracle's snapshot and AppConfig come from around it.
+ * bills, the `auto` routing state, and the routable model list. The ledger, API keys, the oracle's snapshot and AppConfig come from around it.
  */
 import { Layer } from "effect"
+import { AutoRouter } from "../services/exchange/AutoRouter.ts"
 import { Exchange } from "../services/exchange/Exchange.ts"
 import { Generations } from "../services/exchange/Generations.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
@@ -14,5 +15,6 @@ export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pi
   Layer.provideMerge(Exchange.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
+  Layer.provideMerge(AutoRouter.Default),
   Layer.provideMerge(Providers.Default)
 )

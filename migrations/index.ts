@@ -12,6 +12,7 @@ import funding from "./0007_funding.ts"
 import withdrawals from "./0008_withdrawals.ts"
 import generations from "./0009_generations.ts"
 import ledgerFunctions from "./0010_ledger_functions.ts"
+import routing from "./0011_routing.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -23,5 +24,6 @@ export const migrations = {
   "0007_funding": funding,
   "0008_withdrawals": withdrawals,
   "0009_generations": generations,
-  "0010_ledger_functions": ledgerFunctions
+  "0010_ledger_functions": ledgerFunctions,
+  "0011_routing": routing
 }

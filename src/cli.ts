@@ -4,11 +4,13 @@
  * not be running on the same DATA_DIR at the same time (use the admin endpoints while it runs).
  */
 import { NodeRuntime } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { Console, Effect, Either, Layer, Option, Redacted } from "effect"
 import { formatCredits, parseCredits } from "../domain/accounts/ledger.ts"
 import { formatBasket, formatScanReport } from "../domain/catalog/scanReport.ts"
 import { computeIndex18 } from "../domain/index/scu.ts"
 import { formatUsd18, type Usd18 } from "../domain/money.ts"
+import { makeKeyIndex } from "../domain/oracle/keys.ts"
 import { DatabaseLive, SqlLive } from "../layers/Database.ts"
 import { LoggingLive } from "../layers/Logging.ts"
 import { createWalletClient, type Hex, http as viemHttp } from "viem"
@@ -18,6 +20,7 @@ import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
 import { creditTokenAbi, FundingContractsTag } from "../services/chain/funding.ts"
 import { ChainEndpointTag } from "../services/chain/Registry.ts"
 import { Ledger } from "../services/accounts/Ledger.ts"
+import { AutoRouter, type AutoListView } from "../services/exchange/AutoRouter.ts"
 import { Registry } from "../services/chain/Registry.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
@@ -47,6 +50,12 @@ commands:
                      credit an account with credits (a decimal, 18 decimals: 25, 0.5) as an operator grant
   accounts faucet <address> <credits>
                      mint test CreditTokens to an address (embedded chain only), to deposit them
+  accounts routing show
+                     print the operator's auto preference list (empty: the routing engine chooses)
+  accounts routing set <model> [<model>...]
+                     replace the auto preference list with these catalog models, in this order
+  accounts routing clear
+                     empty the auto preference list
   help               show this text`
 
 class CliFailure extends Error {}
@@ -242,6 +251,27 @@ const faucet = (to: string, credits: string) =>
           }).pipe(Effect.provide(ChainLive))
   })
 
+/** The operator's `auto` list, read or replaced in the database (a running service re-reads it within seconds). */
+const routing = (action: string | undefined, models: ReadonlyArray<string>) => {
+  if (action !== "show" && action !== "set" && action !== "clear") return undefined
+  if ((action === "set") !== (models.length > 0)) return undefined
+  return Effect.gen(function* () {
+    const router = yield* AutoRouter
+    const print = (list: AutoListView) =>
+      Console.log(
+        list.models.length === 0
+          ? "the auto list is empty: auto requests go to the routing engine (cheapest, or as routing_bias leans)"
+          : `the auto list (set ${list.updatedAt}):\n${list.models.map((m, i) => `  ${i + 1}. ${m}`).join("\n")}`
+      )
+    if (action === "show") return yield* print(yield* router.getList)
+    const sql = yield* SqlClient.SqlClient
+    const keys = (yield* sql<{ id: string }>`SELECT id FROM models WHERE deleted_at IS NULL`).map((row) => row.id)
+    const index = makeKeyIndex(new Set(keys.map((key) => key.slice(0, key.indexOf("/")))), keys)
+    yield* Console.log(action === "clear" ? "emptying the auto list..." : `setting the auto list to ${models.join(", ")}...`)
+    yield* print(yield* router.setList(action === "clear" ? [] : models, { resolve: index.resolve, routable: () => true }))
+  }).pipe(Effect.provide(AutoRouter.Default), Effect.provide(DatabaseLive), Effect.provide(AppConfig.Default))
+}
+
 const args = process.argv.slice(2)
 const verbose = args.includes("--verbose")
 const [command = "help", subcommand, argument, secondArgument] = args.filter((arg) => !arg.startsWith("--"))
@@ -250,6 +280,7 @@ const revisionArgument = argument !== undefined && /^[1-9][0-9]*$/.test(argument
 const program: Effect.Effect<void, unknown> | undefined = (() => {
   if (command === "migrate") return migrate
   if (command === "accounts") {
+    if (subcommand === "routing") return routing(argument, args.filter((arg) => !arg.startsWith("--")).slice(3))
     if (argument === undefined || secondArgument === undefined) return undefined
     if (subcommand === "grant") return grant(argument, secondArgument)
     return subcommand === "faucet" ? faucet(argument, secondArgument) : undefined

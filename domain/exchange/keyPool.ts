@@ -81,12 +81,18 @@ export class KeyPool {
     return true
   }
 
-  /** Admits a request of `tokens` estimated tokens on the next key that can take it (round robin), skipping `exclude`. */
-  admit(tokens: number, now: number, exclude: ReadonlySet<string> = new Set()): Admission | undefined {
-    for (let i = 0; i < this.states.length; i++) {
-      const state = this.states[(this.next + i) % this.states.length]!
+  /**
+   * Admits a request of `tokens` estimated tokens on the next key that can take it (round robin), skipping `exclude`;
+   * `prefer` (a pinned conversation's key, whose prompt cache is warm) goes first when it can take it.
+   */
+  admit(tokens: number, now: number, exclude: ReadonlySet<string> = new Set(), prefer?: string): Admission | undefined {
+    const preferred = prefer === undefined ? -1 : this.states.findIndex((s) => s.key.id === prefer)
+    for (let i = -1; i < this.states.length; i++) {
+      const index = i === -1 ? preferred : (this.next + i) % this.states.length
+      if (index === -1) continue
+      const state = this.states[index]!
       if (exclude.has(state.key.id) || !this.fits(state, tokens, now)) continue
-      this.next = (this.next + i + 1) % this.states.length
+      if (i !== -1) this.next = (this.next + i + 1) % this.states.length
       const bucket = state.current
       bucket.requests += 1
       bucket.tokens += tokens

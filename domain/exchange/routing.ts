@@ -112,8 +112,8 @@ const allowedBy = (allowed: ReadonlyArray<string>) => {
 
 /**
  * The candidates of a request, in order. Named: that model, then `models[]`; `auto`: every routable model the key may
- * use that can take the request, cheapest first (the operator's list and the routing engine come later and reorder
- * this). Capability gaps (reasoning) refuse a named model and skip a list entry or an `auto` candidate.
+ * use that can take the request, cheapest first (the operator's list, a pin or the routing engine then choose among
+ * them: domain/exchange/autoRouting.ts). Capability gaps (reasoning) refuse a named model and skip a list entry or an `auto` candidate.
  */
 export const planCandidates = (
   catalog: RoutableCatalog,
@@ -138,7 +138,8 @@ export const planCandidates = (
       if (candidates.length === 0) {
         return yield* Either.left(new ServiceUnavailable({ message: "No model can serve this request: nothing routable matches it." }))
       }
-      return { candidates, chooser: "engine" as const, auto: true }
+      // The operator's list, the pin and the engine order these (services/exchange/AutoRouter.ts) and name the chooser.
+      return { candidates, chooser: undefined, auto: true }
     }
     const names: Array<{ name: string; param: string }> = []
     if (route.model !== undefined) names.push({ name: route.model, param: "model" })
@@ -186,13 +187,3 @@ export const checkWindows = (
       invalid(`The estimated input of ${inputTokensOf(over)} tokens is over ${over.key}'s window of ${over.card.maxInputTokens} tokens.`, "messages")
     )
 }
-
-/** How many models an `auto` request tries (and its hold covers) at most. */
-export const AUTO_ATTEMPTS = 3
-
-/**
- * `auto` keeps the first AUTO_ATTEMPTS candidates that have capacity now; a named model or a list keeps every entry
- * (one without capacity is skipped when it is tried).
- */
-export const narrowToCapacity = (plan: CandidatePlan, hasCapacity: (model: RoutableModel) => boolean): CandidatePlan =>
-  plan.auto ? { ...plan, candidates: plan.candidates.filter(hasCapacity).slice(0, AUTO_ATTEMPTS) } : plan

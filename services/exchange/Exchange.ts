@@ -24,7 +24,6 @@ import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import {
   type CandidatePlan,
   checkWindows,
-  narrowToCapacity,
   planCandidates,
   type RoutableModel
 } from "../../domain/exchange/routing.ts"
@@ -37,6 +36,7 @@ import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { callUpstream } from "./Adapters.ts"
+import { AutoRouter, type Pin } from "./AutoRouter.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
@@ -111,6 +111,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const ledger = yield* Ledger
     const settlement = yield* SettlementService
     const usage = yield* UsageReports
+    const autoRouter = yield* AutoRouter
 
     /** X-Key-*-Remaining: what the key's caps leave (its live holds counted), or `unlimited`; keys have no weekly cap. */
     const keyHeaders = (apiKey: ApiKeyRecord) =>
@@ -135,7 +136,15 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         : createHmac("sha256", Redacted.value(fingerprintKey)).update(endUser).digest("hex").slice(0, 32)
 
     /** Tries each candidate's keys in order until one answers; the attempts are recorded either way. */
-    const route = (chat: ChatRequest, plan: CandidatePlan, stream: boolean, inputTokensOf: (m: RoutableModel) => number, outputTokens: number, attempts: Array<Attempt>) =>
+    const route = (
+      chat: ChatRequest,
+      plan: CandidatePlan,
+      stream: boolean,
+      inputTokensOf: (m: RoutableModel) => number,
+      outputTokens: number,
+      attempts: Array<Attempt>,
+      pin: Pin | undefined
+    ) =>
       Effect.gen(function* () {
         for (const model of plan.candidates) {
           const pool = providers.pool(model.provider.name)
@@ -143,7 +152,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           const tried = new Set<string>()
           const tokens = inputTokensOf(model) + outputTokens
           for (;;) {
-            const admission = pool.admit(tokens, Date.now(), tried)
+            const admission = pool.admit(tokens, Date.now(), tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
             if (admission === undefined) {
               attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
               break
@@ -199,14 +208,27 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         if (!planned.auto) yield* input.countWithVendors(planned.candidates)
         const windowed = yield* checkWindows(planned, inputTokensOf)
         const outputTokens = estimateOutputTokens(chat)
-        // `auto` tries at most AUTO_ATTEMPTS models that have capacity now; the hold covers the costliest of those.
-        const plan = narrowToCapacity(windowed, (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens))
+        const peg = snap.inputs.pegUsd18
+        const conversationId = planned.auto ? call.route.conversationId : undefined
+        const pin = conversationId === undefined
+          ? undefined
+          : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
+        // `auto` tries at most AUTO_ATTEMPTS models that have capacity now, chosen by a pin, the operator's list or the
+        // engine; the hold covers the costliest of those.
+        const plan = planned.auto
+          ? yield* autoRouter.choose({
+            plan: windowed,
+            hasCapacity: (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens),
+            price: (m) => holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg),
+            bias: call.route.routingBias,
+            send: { pinnedModel: pin?.modelKey, conversationId }
+          })
+          : windowed
         if (plan.auto) yield* input.countWithVendors(plan.candidates)
         if (plan.candidates.length === 0) {
           // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
           return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
         }
-        const peg = snap.inputs.pegUsd18
         const hold = plan.candidates.reduce((max, m) => {
           const wei = holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg)
           return wei > max ? wei : max
@@ -233,7 +255,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           const revision = latestRevision(snap.inputs)
 
           const run = Effect.gen(function* () {
-            const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts))
+            const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts, pin))
             if (Either.isLeft(routed)) {
               // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
               yield* Effect.ignore(ledger.release(requestId))
@@ -250,13 +272,19 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             }
             const { model, keyId, events, reconcile } = served.value
             const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
+            // The conversation's next turns go where this one went (after the answer: a pin is not worth a wait).
+            const pinServed = conversationId === undefined
+              ? Effect.void
+              : Effect.ignore(
+                autoRouter.savePin(call.apiKey.accountId, conversationId, { model: model.key, provider: model.provider.name, upstreamKey: keyId }, call.route.routingBias)
+              )
             const headers: Record<string, string> = {
               "x-request-id": requestId,
               "x-model-used": model.key,
               "x-model-requested": requested,
               "x-fallback-used": String(model.key !== requested),
               "x-provider": model.provider.name,
-              "x-routing-strategy": "failover",
+              "x-routing-strategy": plan.chooser === "pin" && pin?.modelKey === model.key ? "sticky" : "failover",
               ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {})
             }
             const settleWith = (result: ChatResult, completed: boolean) =>
@@ -302,7 +330,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
               const result = foldEvents(Either.isRight(collected) ? collected.right : [])
               const settled = yield* settleWith(result, Either.isRight(collected))
-              return yield* Deferred.succeed(answer, {
+              yield* Deferred.succeed(answer, {
                 _tag: "Whole",
                 headers: {
                   ...headers,
@@ -312,6 +340,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                 },
                 body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
               })
+              return yield* pinServed
             }
 
             const frames = yield* Queue.unbounded<string>()
@@ -355,6 +384,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               yield* Queue.offer(frames, render.interrupted({ code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` }))
             }
             yield* Queue.offer(frames, END)
+            yield* pinServed
           })
 
           // Not the client's to interrupt: it runs to the settlement; whatever happens, the hold does not outlive it.

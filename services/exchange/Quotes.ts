@@ -8,8 +8,9 @@ import { Effect, Either } from "effect"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
-import { checkWindows, type Chooser, narrowToCapacity, planCandidates, type PlanFailure } from "../../domain/exchange/routing.ts"
+import { checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { applyMarkup, USD18_SCALE, Usd18 } from "../../domain/money.ts"
+import { AutoRouter } from "./AutoRouter.ts"
 import { Exchange } from "./Exchange.ts"
 import { Providers } from "./Providers.ts"
 
@@ -67,6 +68,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
   effect: Effect.gen(function* () {
     const exchange = yield* Exchange
     const providers = yield* Providers
+    const autoRouter = yield* AutoRouter
 
     const quote = (request: QuoteRequest) =>
       Effect.gen(function* () {
@@ -83,13 +85,20 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
           new ValidationFailed({ message: failure.message, param: "promptTokens" })
         )
         const tokens = request.promptTokens + request.completionTokens
-        const plan = narrowToCapacity(windowed, (m) => providers.hasCapacity(m.provider.name, tokens))
-        const serving = plan.candidates.filter((m) => providers.hasCapacity(m.provider.name, tokens))
-        const chosen = serving[0]
+        const peg = snap.inputs.pegUsd18
+        const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens)
+        const plan = windowed.auto
+          ? yield* autoRouter.choose({
+            plan: windowed,
+            hasCapacity,
+            price: (m) => holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg),
+            bias: request.routingBias
+          })
+          : windowed
+        const chosen = plan.candidates.find(hasCapacity)
         if (chosen === undefined) {
           return yield* new ServiceUnavailable({ message: "No model has serving capacity for this request right now." })
         }
-        const peg = snap.inputs.pegUsd18
         const bill = priceUsage(chosen.listing.price, { freshInput: request.promptTokens, output: request.completionTokens }, peg)
         const reserved = plan.candidates.reduce((max, m) => {
           const wei = holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg)
@@ -118,13 +127,20 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
           const model = catalog.models.get(key)
           return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1)
         }
-        const auto = Either.match(planCandidates(catalog, {}, describedRequest({ reasoningRequested: false, toolsPresent: false, completionTokens: 1 }), allowedModels), {
-          onLeft: () => null,
-          onRight: (plan) => {
-            const first = plan.candidates.find((m) => servable(m.key))
-            return first === undefined ? null : { id: first.key }
-          }
-        })
+        // What `auto` resolves to now for a small request (no pin, no control arm); null when nothing can serve.
+        const planned = planCandidates(catalog, {}, describedRequest({ reasoningRequested: false, toolsPresent: false, completionTokens: 1 }), allowedModels)
+        const chosen = Either.isLeft(planned)
+          ? undefined
+          : yield* Effect.either(
+            autoRouter.choose({
+              plan: planned.right,
+              hasCapacity: (m) => servable(m.key),
+              price: (m) => holdWei(m.listing.price, { inputTokens: 1, outputTokens: 1 }, snap.inputs.pegUsd18),
+              bias: undefined
+            })
+          )
+        const first = chosen === undefined || Either.isLeft(chosen) ? undefined : chosen.right.candidates[0]
+        const auto = first === undefined ? null : { id: first.key }
         return {
           computedAt: new Date().toISOString(),
           ttlSeconds: AVAILABILITY_TTL_SECONDS,

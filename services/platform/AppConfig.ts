@@ -159,7 +159,14 @@ export const appConfig = Config.all({
     // After a client disconnects, how long the upstream is still read for its final usage before it is cut.
     drainTimeoutMs: positiveInteger("STREAM_DRAIN_TIMEOUT_MS", 120_000),
     // HMAC key for `user` / `metadata.user_id` fingerprints; unset: those fields are dropped.
-    userFingerprintKey: optionalSecret("USER_FINGERPRINT_KEY")
+    userFingerprintKey: optionalSecret("USER_FINGERPRINT_KEY"),
+    // The share of `auto` traffic held on the operator's order (no pin, no bias): the routing engine's control arm.
+    autoControlArmPercent: Config.number("AUTO_CONTROL_ARM_PERCENT").pipe(
+      Config.withDefault(0),
+      Config.validate({ message: "AUTO_CONTROL_ARM_PERCENT must be a number from 0 to 100", validation: (n) => n >= 0 && n <= 100 })
+    ),
+    // How often a replica re-reads the operator's `auto` list (a change made through another replica shows up by then).
+    routingListRefreshMs: positiveInteger("ROUTING_LIST_REFRESH_MS", 5_000)
   }),
   ledger: Config.all({
     // Longer than any request may run: a hold still live after it was left by a crash, and the sweeper releases it.

@@ -66,6 +66,16 @@ const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pi
 
 // Publish, approve, discard, refork and scan hold the job lock the schedule uses: while that job is running (here
 // or on another replica) they answer 409 conflict, to be retried, rather than race it.
+/** The operator's `auto` preference list (DESIGN.md section 11, operator row). */
+export const AutoRoutingList = Schema.Struct({
+  models: Schema.Array(Schema.String).annotations({ description: "Catalog model keys in the order auto prefers them; empty: the engine chooses" }),
+  updatedAt: Schema.NullOr(Schema.String).annotations({ description: "ISO-8601 instant the list was last set; null when empty" })
+}).annotations({ identifier: "AutoRoutingList" })
+
+export const AutoRoutingListRequest = Schema.Struct({
+  models: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(Schema.maxItems(64))
+}).annotations({ identifier: "AutoRoutingListRequest" })
+
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))
   .add(
@@ -109,6 +119,13 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("active", "frozen", "revoked"), frozenBy: Schema.NullOr(Schema.String) }))
       .addError(errorWire(NotFound))
       .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+  )
+  .add(HttpApiEndpoint.get("autoRoutingList", "/v1/admin/routing/auto").addSuccess(AutoRoutingList))
+  .add(
+    HttpApiEndpoint.put("setAutoRoutingList", "/v1/admin/routing/auto")
+      .setPayload(AutoRoutingListRequest)
+      .addSuccess(AutoRoutingList)
       .addError(errorWire(ValidationFailed))
   )
   .middleware(MaintainerAuth) {}

@@ -11,6 +11,15 @@ export const ServiceStatus = Schema.Struct({
   database: Schema.Struct({
     backend: Schema.Literal("postgres", "pglite"),
     latencyMs: Schema.Number.annotations({ description: "Round trip of a trivial query" })
+  }),
+  exchange: Schema.Struct({
+    autoRouting: Schema.Struct({
+      listEntries: Schema.Number.annotations({ description: "Entries on the operator's auto list (0: the routing engine chooses)" }),
+      listReadable: Schema.Boolean.annotations({ description: "False while the stored list cannot be read (auto answers 503)" }),
+      lastUnservableAt: Schema.NullOr(Schema.String).annotations({
+        description: "Last time nothing on a non-empty auto list could serve a request (an operator alert); null if never"
+      })
+    })
   })
 }).annotations({ identifier: "ServiceStatus" })
 

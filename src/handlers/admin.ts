@@ -7,6 +7,8 @@ import { Clock, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Unauthorized } from "../../domain/errors.ts"
 import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
+import { AutoRouter, catalogNames } from "../../services/exchange/AutoRouter.ts"
+import { Exchange } from "../../services/exchange/Exchange.ts"
 import { Ledger } from "../../services/accounts/Ledger.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
@@ -57,6 +59,8 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
     const priceScan = yield* PriceScan
     const ledger = yield* Ledger
     const keys = yield* ApiKeys
+    const autoRouter = yield* AutoRouter
+    const exchange = yield* Exchange
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     return handlers
       .handle("revisions", () =>
@@ -104,6 +108,10 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
       )
       .handle("freezeKey", ({ path }) =>
         Effect.map(keys.freezeByAdmin(path.id), (key) => ({ id: key.id, status: key.status, frozenBy: key.frozenBy }))
+      )
+      .handle("autoRoutingList", () => autoRouter.getList)
+      .handle("setAutoRoutingList", ({ payload }) =>
+        Effect.flatMap(exchange.routable, ({ catalog }) => autoRouter.setList(payload.models, catalogNames(catalog)))
       )
   })
 ).pipe(Layer.provide(MaintainerAuthLive))
