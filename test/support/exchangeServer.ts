@@ -14,7 +14,7 @@ import { startTestServer, type TestServer } from "./server.ts"
 
 export const EXCHANGE_FIXTURES = new URL("../fixtures/exchange", import.meta.url).pathname
 export const SIMULATOR_PROVIDERS = new URL("../../simulator/providers.yaml", import.meta.url).pathname
-const MAINTAINER_TOKEN = "exchange-test-maintainer-token"
+export const MAINTAINER_TOKEN = "exchange-test-maintainer-token"
 export const ONE_CREDIT = 10n ** 18n
 
 export interface ExchangeFixture {
