@@ -161,7 +161,14 @@ export class SpendingLimitReached extends Schema.TaggedError<SpendingLimitReache
 export class AllKeysExhausted extends Schema.TaggedError<AllKeysExhausted>()("AllKeysExhausted", fields) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()(
   "RateLimited",
-  withDetails(Schema.Struct({ retryAfterSeconds: Schema.Number }))
+  withDetails(
+    Schema.Struct({
+      retryAfterSeconds: Schema.Number,
+      /** The spent budget's size and when it is whole again (epoch seconds), for the X-RateLimit-* headers. */
+      limit: Schema.optional(Schema.Number),
+      resetEpochSeconds: Schema.optional(Schema.Number)
+    })
+  )
 ) {}
 export class StreamInterrupted extends Schema.TaggedError<StreamInterrupted>()("StreamInterrupted", fields) {}
 

@@ -10,11 +10,14 @@ import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
+import { RateLimitsLive } from "./RateLimit.ts"
 
 export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pipe(
   Layer.provideMerge(Exchange.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(AutoRouter.Default),
-  Layer.provideMerge(Providers.Default)
+  Layer.provideMerge(Providers.Default),
+  // The same store as the oracle's limits (memory, or Redis across replicas): the per-key inference rate.
+  Layer.provide(RateLimitsLive)
 )

@@ -27,7 +27,7 @@ import {
   planCandidates,
   type RoutableModel
 } from "../../domain/exchange/routing.ts"
-import { AllKeysExhausted, InternalError, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
+import { AllKeysExhausted, InternalError, RateLimited, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
 import type { ApiKeyRecord } from "../accounts/ApiKeys.ts"
@@ -35,6 +35,7 @@ import { Ledger } from "../accounts/Ledger.ts"
 import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { type RateLimitDecision, rateLimitHeaders, RateLimits } from "../platform/RateLimits.ts"
 import { callUpstream } from "./Adapters.ts"
 import { AutoRouter, type Pin } from "./AutoRouter.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
@@ -112,6 +113,25 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const settlement = yield* SettlementService
     const usage = yield* UsageReports
     const autoRouter = yield* AutoRouter
+    const rateLimits = yield* RateLimits
+
+    /**
+     * The key's inference request rate (DESIGN.md section 12): refused with 429 before anything is planned or reserved;
+     * undefined when rate limits are off.
+     */
+    const admitRequest = (apiKey: ApiKeyRecord): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
+      !rateLimits.enabled
+        ? Effect.succeed(undefined)
+        : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "inference"), (decision) =>
+          decision.allowed
+            ? Effect.succeed(decision)
+            : Effect.fail(
+              new RateLimited({
+                message: `Too many inference requests with this API key: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
+                details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
+              })
+            )
+        )
 
     /** X-Key-*-Remaining: what the key's caps leave (its live holds counted), or `unlimited`; keys have no weekly cap. */
     const keyHeaders = (apiKey: ApiKeyRecord) =>
@@ -199,6 +219,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
 
     const serve = <Body>(call: InferenceCall, renderer: Renderer<Body>) =>
       Effect.gen(function* () {
+        const rate = yield* admitRequest(call.apiKey)
         const { snap, catalog } = yield* routable
         const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
         const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels)
@@ -285,7 +306,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               "x-fallback-used": String(model.key !== requested),
               "x-provider": model.provider.name,
               "x-routing-strategy": plan.chooser === "pin" && pin?.modelKey === model.key ? "sticky" : "failover",
-              ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {})
+              ...(plan.chooser !== undefined ? { "x-model-chooser": plan.chooser } : {}),
+              ...(rate !== undefined ? rateLimitHeaders(rate) : {})
             }
             const settleWith = (result: ChatResult, completed: boolean) =>
               Effect.tap(
@@ -319,7 +341,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             const replyBill = (bill: Bill, balanceWei: bigint): ReplyBill => ({
               creditsUsed: credits(bill.chargeWei),
               creditsRemaining: credits(balanceWei),
-              requestsRemaining: null
+              requestsRemaining: rate?.remaining ?? null
             })
             const withoutExcluded = chat.reasoning?.exclude === true
               ? Stream.filter(events, (e) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature")

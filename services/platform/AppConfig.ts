@@ -120,6 +120,8 @@ export const appConfig = Config.all({
     perMinute: positiveInteger("RATE_LIMIT_PER_MINUTE", 120),
     perSecond: positiveInteger("RATE_LIMIT_PER_SECOND", 5),
     perTenSeconds: positiveInteger("RATE_LIMIT_PER_10_SECONDS", 20),
+    // Inference requests per API key per minute (a token bucket: bursts up to the limit), across replicas with Redis.
+    inferencePerMinute: positiveInteger("INFERENCE_RATE_LIMIT_PER_MINUTE", 600),
     redisUrl: optionalSecret("REDIS_URL"),
     keyPrefix: Config.string("RATE_LIMIT_KEY_PREFIX").pipe(Config.withDefault("cx:ratelimit:"))
   }),

@@ -1,6 +1,7 @@
 /**
- * SPEC "Limits", oracle request rate: per client address, three budgets at once — 120 per minute (a token
+ * DESIGN.md section 12: the named rate-limit policies. SPEC "Limits", oracle request rate: per client address, three budgets at once — 120 per minute (a token
  * bucket: bursts of up to 120, refilled one every 500 ms), 5 per second and 20 per 10 seconds (fixed windows).
+ * The estimate endpoint: 10 per second per address. Inference: INFERENCE_RATE_LIMIT_PER_MINUTE per API key.
  * A request is refused when any of them is spent. Every answer describes the tightest budget: the one with
  * the fewest requests left, on a tie the one that resets last.
  *
@@ -25,6 +26,13 @@ export interface RateLimitDecision {
   /** When refused: seconds until every spent budget admits a request again (>= 1). 0 when allowed. */
   readonly retryAfterSeconds: number
 }
+
+/** The X-RateLimit-* headers of a decision (the tightest budget). */
+export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({
+  "x-ratelimit-limit": String(decision.limit),
+  "x-ratelimit-remaining": String(decision.remaining),
+  "x-ratelimit-reset": String(decision.resetEpochSeconds)
+})
 
 interface Bucket {
   readonly name: string
@@ -61,7 +69,7 @@ export const tightest = <S extends { readonly remaining: number; readonly resetA
     undefined
   )
 
-export type RateLimitPolicy = "oracle" | "estimate"
+export type RateLimitPolicy = "oracle" | "estimate" | "inference"
 
 /** SPEC "Limits": the estimate endpoint takes 10 requests per second per source IP. */
 export const ESTIMATE_PER_SECOND = 10
@@ -80,7 +88,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
         { name: "1s", limit: config.perSecond, windowMs: 1_000, algorithm: "fixed-window" },
         { name: "10s", limit: config.perTenSeconds, windowMs: 10_000, algorithm: "fixed-window" }
       ],
-      estimate: [{ name: "1s", limit: ESTIMATE_PER_SECOND, windowMs: 1_000, algorithm: "fixed-window" }]
+      estimate: [{ name: "1s", limit: ESTIMATE_PER_SECOND, windowMs: 1_000, algorithm: "fixed-window" }],
+      // Per API key: INFERENCE_RATE_LIMIT_PER_MINUTE, bursts up to it.
+      inference: [{ name: "1m", limit: config.inferencePerMinute, windowMs: 60_000, algorithm: "token-bucket" }]
     }
 
     const reportStoreFailure = (error: RateLimiter.RateLimitStoreError) =>
@@ -90,7 +100,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
           now - last >= STORE_WARNING_INTERVAL_MS ? [true, now] : [false, last]
         )
         const cause = error.cause instanceof Error ? error.cause.message : String(error.cause ?? error.message)
-        const message = "rate-limit store unavailable: letting oracle requests through unlimited"
+        const message = "rate-limit store unavailable: letting requests through unlimited"
         yield* (warn ? Effect.logWarning(message) : Effect.logDebug(message)).pipe(Effect.annotateLogs({ cause }))
       })
 

@@ -15,6 +15,7 @@ import {
   InvalidApiKey,
   ModelRestricted,
   NotFound,
+  RateLimited,
   ServiceUnavailable,
   SpendingLimitReached,
   ValidationFailed
@@ -59,6 +60,7 @@ export class ChatGroup extends HttpApiGroup.make("chat")
         .addError(errorWire(InsufficientBalance))
         .addError(errorWire(SpendingLimitReached))
         .addError(errorWire(AllKeysExhausted))
+        .addError(errorWire(RateLimited))
         .addError(errorWire(ServiceUnavailable))
         .addError(errorWire(InternalError))
         .annotate(OpenApi.Summary, "Chat completion (OpenAI wire format), streaming or not, billed from the key's account")
@@ -83,6 +85,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         .addError(errorWire(InsufficientBalance))
         .addError(errorWire(SpendingLimitReached))
         .addError(errorWire(AllKeysExhausted))
+        .addError(errorWire(RateLimited))
         .addError(errorWire(ServiceUnavailable))
         .addError(errorWire(InternalError))
         .annotate(OpenApi.Summary, "Messages (Anthropic wire format), streaming or not, billed from the key's account")

@@ -85,7 +85,13 @@ export const errorWire = <C extends ApiErrorClass>(cls: C): Schema.Schema<Instan
 /** Headers some codes carry beside the body. */
 const headersFor = (error: ApiError): Record<string, string> => {
   if (error instanceof MethodNotAllowed) return { allow: error.details.allow.join(", ") }
-  if (error instanceof RateLimited) return { "retry-after": String(Math.max(1, Math.ceil(error.details.retryAfterSeconds))) }
+  if (error instanceof RateLimited) {
+    const retryAfter = { "retry-after": String(Math.max(1, Math.ceil(error.details.retryAfterSeconds))) }
+    const { limit, resetEpochSeconds } = error.details
+    return limit === undefined || resetEpochSeconds === undefined
+      ? retryAfter
+      : { ...retryAfter, "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(resetEpochSeconds) }
+  }
   return {}
 }
 

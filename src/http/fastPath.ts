@@ -15,7 +15,7 @@ import { SERVICE_DESC_LINK } from "./apiDocuments.ts"
 import { PUBLIC_CORS_HEADERS } from "./cors.ts"
 import { hotReadOf, wantsCsv } from "./hotReads.ts"
 import { METHODOLOGY_HEADER } from "./methodologyHeader.ts"
-import { rateLimitHeaders } from "./rateLimit.ts"
+import { rateLimitHeaders } from "../../services/platform/RateLimits.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
 
 export interface FastPathDependencies {

@@ -8,15 +8,9 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { RateLimited } from "../../domain/errors.ts"
-import type { RateLimitDecision, RateLimits } from "../../services/platform/RateLimits.ts"
+import { rateLimitHeaders, type RateLimits } from "../../services/platform/RateLimits.ts"
 import { renderError } from "./errorEnvelope.ts"
 import { ESTIMATE_PATH, isOraclePath, pathOf } from "./paths.ts"
-
-export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => ({
-  "x-ratelimit-limit": String(decision.limit),
-  "x-ratelimit-remaining": String(decision.remaining),
-  "x-ratelimit-reset": String(decision.resetEpochSeconds)
-})
 
 export const oracleRateLimit =
   (limits: RateLimits) =>

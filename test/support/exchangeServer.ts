@@ -32,6 +32,8 @@ export interface ExchangeFixture {
   /** Scripts the simulator's next answers (POST /__control/faults). */
   readonly fault: (spec: Record<string, unknown>) => Promise<void>
   readonly clearFaults: () => Promise<void>
+  /** Another server on the same database, simulator and settings (a second replica), closed with the fixture. */
+  readonly startReplica: (env?: Record<string, string>) => Promise<TestServer>
   readonly close: () => Promise<void>
 }
 
@@ -40,7 +42,7 @@ export const startExchangeFixture = async (env: Record<string, string> = {}): Pr
   const simulator = await startSimulator({ port: 0 })
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-exchange-prices-"))
   Fs.cpSync(EXCHANGE_FIXTURES, priceDir, { recursive: true })
-  const server = await startTestServer({
+  const serverEnv = {
     DATABASE_URL: database.url,
     PRICE_DATA_DIR: priceDir,
     PRICE_SCAN_INTERVAL_HOURS: "24",
@@ -51,7 +53,9 @@ export const startExchangeFixture = async (env: Record<string, string> = {}): Pr
     MAINTAINER_TOKEN,
     UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "1500",
     ...env
-  })
+  }
+  const server = await startTestServer(serverEnv)
+  const replicas: Array<TestServer> = []
   const client = makeClient(server.baseUrl)
   // The boot scan loads the fixture cards; the exchange routes once they are in the snapshot.
   for (let poll = 0; ; poll++) {
@@ -94,7 +98,13 @@ export const startExchangeFixture = async (env: Record<string, string> = {}): Pr
     query: (text, values = []) => queryDatabase(database, text, values),
     fault: (spec) => control("POST", "/__control/faults", spec),
     clearFaults: () => control("DELETE", "/__control/faults"),
+    startReplica: async (extra = {}) => {
+      const replica = await startTestServer({ ...serverEnv, ...extra })
+      replicas.push(replica)
+      return replica
+    },
     close: async () => {
+      for (const replica of replicas) await replica.close()
       await server.close()
       await simulator.close()
       await database.close()
