@@ -7,14 +7,23 @@ import Anthropic, { APIError } from "@anthropic-ai/sdk"
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { ValidationFailed } from "../domain/errors.ts"
-import { type ChatEvent, type ChatRequest, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta } from "../domain/exchange/canonical.ts"
+import {
+  type ChatEvent,
+  type ChatRequest,
+  type ChatResult,
+  foldEvents,
+  type ReplyBill,
+  type ReplyMeta,
+  type Usage
+} from "../domain/exchange/canonical.ts"
 import { decodeMessagesRequest, makeMessagesStream, renderMessage } from "../domain/exchange/translate/anthropicInbound.ts"
 import {
   buildAnthropicCountTokensRequest,
   buildAnthropicRequest,
   makeAnthropicStreamParser,
   parseAnthropicCountTokens,
-  parseAnthropicResponse
+  parseAnthropicResponse,
+  usageOfAnthropic
 } from "../domain/exchange/translate/anthropicUpstream.ts"
 import { UpstreamProtocolError, UpstreamStreamError } from "../domain/exchange/upstreamErrors.ts"
 
@@ -1035,5 +1044,121 @@ describe("round trip: our rendered stream through the upstream parser", () => {
     const [frame] = framesOf(makeMessagesStream(meta).interrupted({ code: "stream_interrupted", message: "cut" }))
     const result = parse(frame!.event, JSON.stringify(frame!.data))
     expect(Either.isLeft(result) && result.left).toBeInstanceOf(UpstreamStreamError)
+  })
+})
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe("signatures: the vendor's when an Anthropic model served the request, else empty (SPEC)", () => {
+  const thinking = result({ text: "Answer", reasoning: "Thought.", reasoningSignature: "sig==" })
+  it("passes an Anthropic model's signature in the whole reply", () => {
+    expect(renderMessage(thinking, meta, bill).content[0]).toStrictEqual({ type: "thinking", thinking: "Thought.", signature: "sig==" })
+  })
+
+  it.each(["google/gemini-2.5-flash", "minimax/minimax-m2", "deepseek/deepseek-v4-pro"])("leaves it empty when %s answered", (model) => {
+    expect(renderMessage(thinking, { ...meta, model }, bill).content[0]).toStrictEqual({ type: "thinking", thinking: "Thought.", signature: "" })
+    const stream = makeMessagesStream({ ...meta, model })
+    const sse = replyEvents.map((event) => stream.event(event)).join("") + stream.finish(fullUsage, bill)
+    const frames = framesOf(sse)
+    expect(frames.some((f) => f.data.delta?.type === "signature_delta")).toBe(false)
+    expect(frames.find((f) => f.data.content_block?.type === "thinking")?.data.content_block).toStrictEqual({ type: "thinking", thinking: "", signature: "" })
+  })
+})
+
+describe("buildAnthropicRequest: thinking by the model's traits", () => {
+  const asking = (effort: "low" | "medium" | "high", exclude = false) =>
+    chatRequest({ messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }], reasoning: { effort, budgetTokens: 2048, exclude } })
+
+  it("sends budget thinking by default and for budget models", () => {
+    for (const options of [{}, { thinkingStyle: "budget" as const }]) {
+      const body = buildAnthropicRequest(asking("high"), { ...target, ...options }).body
+      expect(body.thinking).toStrictEqual({ type: "enabled", budget_tokens: 2048 })
+      expect(body.output_config).toBeUndefined()
+    }
+  })
+
+  it("sends adaptive thinking with the effort (newer Claude models refuse budget_tokens), summarized unless withheld", () => {
+    const adaptive = { ...target, thinkingStyle: "adaptive" as const }
+    const body = buildAnthropicRequest(asking("low"), adaptive).body
+    expect(body.thinking).toStrictEqual({ type: "adaptive", display: "summarized" })
+    expect(body.output_config).toStrictEqual({ effort: "low" })
+    expect(JSON.stringify(body)).not.toContain("budget_tokens")
+    expect(buildAnthropicRequest(asking("high", true), adaptive).body).toMatchObject({
+      thinking: { type: "adaptive", display: "omitted" },
+      output_config: { effort: "high" }
+    })
+    // count_tokens takes the thinking shape but no output_config.
+    expect(buildAnthropicCountTokensRequest(asking("medium"), adaptive).body).toStrictEqual({
+      model: "claude-sonnet-4-5-20250929",
+      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+      thinking: { type: "adaptive", display: "summarized" }
+    })
+  })
+
+  it("switches thinking off with {type:disabled}, or by sending nothing where the model only thinks when asked", () => {
+    const off = chatRequest({ messages: [{ role: "user", parts: [{ type: "text", text: "hi" }] }], reasoning: null })
+    expect(buildAnthropicRequest(off, { ...target, thinkingStyle: "adaptive", reasoningOff: "disabled" }).body.thinking).toStrictEqual({ type: "disabled" })
+    const omitted = buildAnthropicRequest(off, { ...target, thinkingStyle: "adaptive", reasoningOff: "omit" }).body
+    expect(omitted.thinking).toBeUndefined()
+    expect(omitted.output_config).toBeUndefined()
+  })
+
+  it("sends a json_schema response format as structured output, beside the effort", () => {
+    const chat = { ...asking("medium"), responseFormat: { type: "json_schema" as const, name: "out", schema: { type: "object" } } }
+    expect(buildAnthropicRequest(chat, { ...target, thinkingStyle: "adaptive" }).body.output_config).toStrictEqual({
+      effort: "medium",
+      format: { type: "json_schema", schema: { type: "object" } }
+    })
+    expect(buildAnthropicRequest({ ...chat, reasoning: undefined }, target).body.output_config).toStrictEqual({
+      format: { type: "json_schema", schema: { type: "object" } }
+    })
+  })
+})
+
+describe("usage buckets sum to the vendor's whole input", () => {
+  const sum = (u: Usage) => (u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)
+  it.each([
+    ["input only", { input_tokens: 20 }, 20],
+    ["aggregate write only (counted as 5m)", { input_tokens: 3, cache_creation_input_tokens: 11, cache_read_input_tokens: 0 }, 14],
+    [
+      "aggregate with the 5m/1h split",
+      { input_tokens: 5, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 }, cache_read_input_tokens: 50 },
+      355
+    ],
+    ["split only", { input_tokens: 5, cache_creation: { ephemeral_5m_input_tokens: 7, ephemeral_1h_input_tokens: 9 }, cache_read_input_tokens: 1 }, 22],
+    [
+      "a split that disagrees with the aggregate (the aggregate is the vendor's total)",
+      { input_tokens: 5, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 200 }, cache_read_input_tokens: 0 },
+      305
+    ],
+    ["reads only", { input_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 4000 }, 4002]
+  ] as const)("%s", (_name, usage, total) => {
+    expect(sum(usageOfAnthropic(usage))).toBe(total)
+  })
+
+  it("keeps the sum across message_start (split) and a cumulative message_delta (aggregate only)", () => {
+    const parse = makeAnthropicStreamParser()
+    const events = [
+      parse("message_start", JSON.stringify({
+        type: "message_start",
+        message: {
+          id: "m",
+          type: "message",
+          role: "assistant",
+          model: "claude",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 5, cache_creation_input_tokens: 300, cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 200 }, cache_read_input_tokens: 50, output_tokens: 1 }
+        }
+      })),
+      parse("message_delta", JSON.stringify({
+        type: "message_delta",
+        delta: { stop_reason: "end_turn", stop_sequence: null },
+        usage: { input_tokens: 5, cache_creation_input_tokens: 300, cache_read_input_tokens: 50, output_tokens: 9 }
+      }))
+    ].flatMap((e) => right(e))
+    expect(sum(foldEvents(events).usage)).toBe(355)
+    expect(foldEvents(events).usage).toMatchObject({ cacheWrite5m: 100, cacheWrite1h: 200 })
   })
 })

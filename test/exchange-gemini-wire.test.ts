@@ -9,6 +9,7 @@ import {
   parseGeminiResponse,
   stopReasonOfGemini,
   THOUGHT_SIGNATURE_PLACEHOLDER,
+  thinkingLevelOf,
   usageOfGemini
 } from "../domain/exchange/translate/geminiUpstream.ts"
 
@@ -71,7 +72,8 @@ describe("buildGeminiRequest", () => {
     const { path, body } = buildGeminiRequest(chat, { upstreamModel: "gemini-2.5-pro", stream: false })
     expect(path).toBe("/v1beta/models/gemini-2.5-pro:generateContent")
     expect(body).toStrictEqual({
-      systemInstruction: { parts: [{ text: "You are terse.\n\nAnswer in English.\n\nNever guess." }] },
+      // Parts of one message joined with "\n" (as on the OpenAI-shaped format), system messages with a blank line.
+      systemInstruction: { parts: [{ text: "You are terse.\nAnswer in English.\n\nNever guess." }] },
       contents: [
         { role: "user", parts: [{ text: "Weather in Paris and Rome?" }] },
         {
@@ -85,7 +87,7 @@ describe("buildGeminiRequest", () => {
         {
           role: "user",
           parts: [
-            { functionResponse: { name: "get_weather", response: { content: "18C, sunny" } } },
+            { functionResponse: { name: "get_weather", response: { content: "18C\n, sunny" } } },
             { functionResponse: { name: "get_weather", response: { content: "timeout", isError: true } } }
           ]
         },
@@ -251,7 +253,7 @@ describe("usage mapping", () => {
 })
 
 describe("parseGeminiResponse", () => {
-  it("reads a thinking reply: thought summary, signature, text, usage, stop", () => {
+  it("reads a thinking reply: thought summary, text, usage, stop; the thought signature is not surfaced", () => {
     const events = right(
       parseGeminiResponse({
         candidates: [
@@ -284,7 +286,7 @@ describe("parseGeminiResponse", () => {
     expect(events).toStrictEqual<ReadonlyArray<ChatEvent>>([
       { type: "start", upstreamId: "resp-1" },
       { type: "reasoning_delta", text: "**Weighing options** I compare both." },
-      { type: "reasoning_signature", signature: "c2lnLTE=" },
+      // Gemini's thoughtSignature is not a signature the exchange passes on (SPEC: Anthropic's only).
       { type: "text_delta", text: "Paris is the capital." },
       { type: "usage", usage: { freshInput: 52, cacheRead: 2048, output: 50, reasoning: 44 } },
       { type: "stop", reason: "stop" }
@@ -362,14 +364,14 @@ describe("makeGeminiStreamParser", () => {
     const events = run(chunks)
     expect(events.filter((e) => e.type === "start")).toStrictEqual([{ type: "start", upstreamId: "r-7" }])
     expect(events.map((e) => e.type)).toStrictEqual([
-      "start", "reasoning_delta", "usage", "reasoning_signature", "text_delta", "usage", "text_delta", "usage", "stop"
+      "start", "reasoning_delta", "usage", "text_delta", "usage", "text_delta", "usage", "stop"
     ])
     const usages = events.flatMap((e) => (e.type === "usage" ? [e.usage] : []))
     expect(usages[0]).toStrictEqual({ freshInput: 176, cacheRead: 1024, output: undefined, reasoning: undefined })
     const merged = usages.reduce<Usage>((acc, u) => mergeUsage(acc, u), {})
     expect(merged).toStrictEqual({ freshInput: 176, cacheRead: 1024, output: 102, reasoning: 99, cacheWrite5m: undefined, cacheWrite1h: undefined })
     const result = foldEvents(events)
-    expect(result).toMatchObject({ text: "Hello world", reasoning: "Thinking about it", reasoningSignature: "AbCd", stopReason: "stop" })
+    expect(result).toMatchObject({ text: "Hello world", reasoning: "Thinking about it", reasoningSignature: null, stopReason: "stop" })
   })
 
   it("numbers calls across chunks and ends in tool_calls; a trailing usage-only chunk adds no second stop", () => {
@@ -406,5 +408,92 @@ describe("makeGeminiStreamParser", () => {
     expect(broken.message).toContain("internal error")
     expect(left(parse("{not json"))._tag).toBe("UpstreamProtocolError")
     expect(left(parse(JSON.stringify({ candidates: [{ finishReason: 3 }] })))._tag).toBe("UpstreamProtocolError")
+  })
+})
+
+describe("prompt caching on Gemini (SPEC: text parts joined into one string, marker dropped without error)", () => {
+  it("joins a message's text parts into one part, as the OpenAI-shaped format does, and drops the markers", () => {
+    const { body } = buildGeminiRequest(
+      {
+        ...base,
+        messages: [
+          { role: "system", parts: [{ type: "text", text: "Long document", cache: { ttl: "1h" } }, { type: "text", text: "Rules" }] },
+          {
+            role: "user",
+            parts: [
+              { type: "text", text: "Context", cache: { ttl: "5m" } },
+              { type: "text", text: "" },
+              { type: "text", text: "Question?" }
+            ]
+          },
+          { role: "assistant", parts: [{ type: "text", text: "Part one", cache: { ttl: "5m" } }, { type: "text", text: "part two" }], toolCalls: [] },
+          { role: "user", parts: [{ type: "text", text: "", cache: { ttl: "5m" } }] }
+        ]
+      },
+      { upstreamModel: "gemini-2.5-flash", stream: false }
+    )
+    expect(body.systemInstruction).toStrictEqual({ parts: [{ text: "Long document\nRules" }] })
+    expect(body.contents).toStrictEqual([
+      { role: "user", parts: [{ text: "Context\nQuestion?" }] },
+      { role: "model", parts: [{ text: "Part one\npart two" }] }
+    ])
+    expect(JSON.stringify(body)).not.toContain("ttl")
+  })
+})
+
+describe("reasoning by the model's traits", () => {
+  const config = (chat: ChatRequest, target: Partial<Parameters<typeof buildGeminiRequest>[1]> = {}) =>
+    buildGeminiRequest(chat, { upstreamModel: "m", stream: false, ...target }).body.generationConfig?.thinkingConfig
+  const asking = (effort: "low" | "medium" | "high", exclude = false): ChatRequest => ({
+    ...base,
+    reasoning: { effort, budgetTokens: 2048, exclude }
+  })
+
+  it("asks Gemini 2.5 by budget (the default) and Gemini 3 by level", () => {
+    expect(config(asking("medium"))).toStrictEqual({ thinkingBudget: 2048, includeThoughts: true })
+    expect(config(asking("medium"), { thinkingStyle: "budget" })).toStrictEqual({ thinkingBudget: 2048, includeThoughts: true })
+    expect(config(asking("medium"), { thinkingStyle: "level" })).toStrictEqual({ thinkingLevel: "medium", includeThoughts: true })
+    expect(config(asking("low", true), { thinkingStyle: "level", thinkingLevels: ["minimal", "low", "medium", "high"] })).toStrictEqual({
+      thinkingLevel: "low",
+      includeThoughts: false
+    })
+  })
+
+  it("sends the closest level the model accepts (Gemini 3 Pro has only low and high)", () => {
+    expect(config(asking("medium"), { thinkingStyle: "level", thinkingLevels: ["low", "high"] })).toStrictEqual({
+      thinkingLevel: "high",
+      includeThoughts: true
+    })
+    expect(thinkingLevelOf("low", ["medium", "high"])).toBe("medium")
+    expect(thinkingLevelOf("low", ["minimal", "high"])).toBe("high")
+    expect(thinkingLevelOf("high", ["minimal"])).toBe("minimal")
+  })
+
+  it("switches thinking off as the model allows, and never sends thinkingBudget 0 to a model that cannot stop", () => {
+    const off: ChatRequest = { ...base, reasoning: null }
+    expect(config(off)).toStrictEqual({ thinkingBudget: 0 })
+    expect(config(off, { thinkingStyle: "budget", reasoningOff: "budget0" })).toStrictEqual({ thinkingBudget: 0 })
+    expect(config(off, { thinkingStyle: "level", reasoningOff: "minimal" })).toStrictEqual({ thinkingLevel: "minimal" })
+    // Gemini 2.5 Pro and the Pro 3.x models: nothing is sent (the planner refuses reasoning off there).
+    expect(config(off, { thinkingStyle: "budget", reasoningOff: "refuse" })).toBeUndefined()
+    expect(config(off, { thinkingStyle: "level", reasoningOff: "refuse" })).toBeUndefined()
+    // A level model with no known switch: nothing rather than a budget it does not take.
+    expect(config(off, { thinkingStyle: "level" })).toBeUndefined()
+    // No reasoning asked for: the vendor's default.
+    expect(config(base, { thinkingStyle: "level", reasoningOff: "minimal" })).toBeUndefined()
+  })
+})
+
+describe("usage buckets sum to the vendor's whole input", () => {
+  const sum = (u: Usage) => (u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)
+  it.each([
+    [{ promptTokenCount: 12000, cachedContentTokenCount: 8000, candidatesTokenCount: 5 }, 12000],
+    [{ promptTokenCount: 900, candidatesTokenCount: 5 }, 900],
+    [{ promptTokenCount: 1024, cachedContentTokenCount: 1024 }, 1024],
+    [{ promptTokenCount: 100, cachedContentTokenCount: 40, toolUsePromptTokenCount: 50 }, 150]
+  ] as const)("promptTokenCount (+ toolUsePromptTokenCount) for %j", (metadata, total) => {
+    const usage = usageOfGemini(metadata)
+    expect(sum(usage)).toBe(total)
+    expect(usage.cacheRead).toBe("cachedContentTokenCount" in metadata ? metadata.cachedContentTokenCount : undefined)
   })
 })

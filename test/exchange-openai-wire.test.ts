@@ -5,7 +5,7 @@
 import { Either } from "effect"
 import OpenAI from "openai"
 import { describe, expect, it } from "vitest"
-import type { ChatEvent, ChatRequest, ChatResult, ReplyBill, ReplyMeta } from "../domain/exchange/canonical.ts"
+import type { ChatEvent, ChatRequest, ChatResult, ReplyBill, ReplyMeta, Usage } from "../domain/exchange/canonical.ts"
 import { foldEvents } from "../domain/exchange/canonical.ts"
 import {
   decodeChatCompletionsRequest,
@@ -15,8 +15,10 @@ import {
 import {
   buildOpenaiChatRequest,
   makeOpenaiChatStreamParser,
-  parseOpenaiChatResponse
+  parseOpenaiChatResponse,
+  usageOf
 } from "../domain/exchange/translate/openaiChatUpstream.ts"
+import type { OpenaiChatTraitOptions } from "../domain/exchange/traits.ts"
 import { UpstreamProtocolError, UpstreamStreamError } from "../domain/exchange/upstreamErrors.ts"
 import type { ValidationFailed } from "../domain/errors.ts"
 
@@ -631,8 +633,8 @@ const fullChat: ChatRequest = {
   userFingerprint: "fp_abc"
 }
 
-const sent = (chat: ChatRequest, vendor: string, stream: boolean) => {
-  const request = buildOpenaiChatRequest(chat, { upstreamModel: "model-x", vendor, stream })
+const sent = (chat: ChatRequest, vendor: string, stream: boolean, traits: OpenaiChatTraitOptions = {}) => {
+  const request = buildOpenaiChatRequest(chat, { upstreamModel: "model-x", vendor, stream, ...traits })
   expect(request.path).toBe("/chat/completions")
   return JSON.parse(JSON.stringify(request.body))
 }
@@ -694,13 +696,53 @@ describe("building an upstream request", () => {
     })
   })
 
-  it("omits what is unset, and reasoning switched off", () => {
-    expect(sent({ ...emptyChat, reasoning: null }, "openai", false)).toEqual({ model: "model-x", messages: [{ role: "user", content: "hi" }] })
+  it("omits what is unset", () => {
+    expect(sent(emptyChat, "openai", false)).toEqual({ model: "model-x", messages: [{ role: "user", content: "hi" }] })
     expect(sent({ ...emptyChat, toolChoice: { type: "auto" }, parallelToolCalls: true }, "xai", false)).toEqual({
       model: "model-x",
       messages: [{ role: "user", content: "hi" }]
     })
     expect(sent({ ...emptyChat, tools: fullChat.tools, toolChoice: { type: "required" } }, "xai", false).tool_choice).toBe("required")
+  })
+
+  it("switches reasoning off with the lowest effort the model takes, or the vendor's thinking switch (SPEC: false switches it off)", () => {
+    const off = { ...emptyChat, reasoning: null }
+    const messages = [{ role: "user", content: "hi" }]
+    // gpt-5.1 and later: none performs no reasoning.
+    expect(sent(off, "openai", false, { reasoningOff: "none" })).toEqual({ model: "model-x", messages, reasoning_effort: "none" })
+    // gpt-5, gpt-5-mini, gpt-5-nano: minimal is the lowest they take (they refuse none).
+    expect(sent(off, "openai", false, { reasoningOff: "minimal" })).toEqual({ model: "model-x", messages, reasoning_effort: "minimal" })
+    // DeepSeek, Z.ai, Moonshot: their OpenAI-compatible thinking switch.
+    expect(sent(off, "deepseek", false, { reasoningOff: "disabled" })).toEqual({ model: "model-x", messages, thinking: { type: "disabled" } })
+    // No known switch (a model the traits file does not list), or one that cannot stop (refused before this): nothing.
+    expect(sent(off, "openai", false)).toEqual({ model: "model-x", messages })
+    expect(sent(off, "openai", false, { reasoningOff: "refuse" })).toEqual({ model: "model-x", messages })
+    // Reasoning asked for: the effort, whatever the switch.
+    const on = { ...emptyChat, reasoning: { effort: "low" as const, budgetTokens: 1024, exclude: false } }
+    expect(sent(on, "deepseek", false, { reasoningOff: "disabled" })).toEqual({ model: "model-x", messages, reasoning_effort: "low" })
+    expect(sent(emptyChat, "openai", false, { reasoningOff: "minimal" })).toEqual({ model: "model-x", messages })
+  })
+
+  it("never sends top_k (the planner refuses it for OpenAI-shaped vendors)", () => {
+    expect(JSON.stringify(sent({ ...emptyChat, topK: 40 }, "openai", false))).not.toContain("top_k")
+  })
+})
+
+describe("usage buckets sum to the vendor's whole input", () => {
+  const sum = (u: Usage) => (u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)
+  it.each([
+    ["OpenAI prompt_tokens with cached_tokens inside", { prompt_tokens: 1200, prompt_tokens_details: { cached_tokens: 1024 } }, 1200, 1024],
+    ["OpenAI with no cache hit", { prompt_tokens: 300, prompt_tokens_details: { cached_tokens: 0 } }, 300, 0],
+    ["OpenAI-shaped with no details", { prompt_tokens: 50 }, 50, undefined],
+    ["an exchange upstream with cache writes inside", { prompt_tokens: 500, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 300 } }, 500, 100],
+    ["DeepSeek hit + miss", { prompt_tokens: 100, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64],
+    ["DeepSeek with cached_tokens null", { prompt_tokens: 100, prompt_tokens_details: { cached_tokens: null }, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64],
+    ["DeepSeek with cached_tokens 0 beside the hit count", { prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 0 }, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64],
+    ["DeepSeek hit + miss without prompt_tokens", { prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64]
+  ] as const)("%s", (_name, usage, total, cacheRead) => {
+    const mapped = usageOf(usage)
+    expect(sum(mapped)).toBe(total)
+    expect(mapped.cacheRead).toBe(cacheRead)
   })
 })
 

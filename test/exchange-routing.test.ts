@@ -217,3 +217,39 @@ describe("the control arm", () => {
     }
   }, 120_000)
 })
+
+describe("parameter policy by the model's traits (data/exchange/model-traits.yaml)", () => {
+  const lastUpstreamBody = async (model: string) => {
+    const log = (await (await fetch(`${fx.simulatorUrl}/__control/requests`)).json()) as Array<{ body: any }>
+    return log.filter((entry) => entry.body?.model === model).at(-1)?.body
+  }
+
+  it("switches reasoning off with the model's lowest documented setting (gpt-5: reasoning_effort minimal)", async () => {
+    const answer = await chat({ model: "openai/gpt-5", reasoning: { enabled: false } })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+    expect((await lastUpstreamBody("gpt-5")).reasoning_effort).toBe("minimal")
+  })
+
+  it("refuses top_k (a messages-format field) on an OpenAI-shaped model with 422 naming it, before any credit moves", async () => {
+    const messages = async (body: Record<string, unknown>) => {
+      const response = await fetch(`${fx.baseUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": key.secret, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+        body: JSON.stringify({ max_tokens: 16, messages: [{ role: "user", content: "hello" }], top_k: 5, ...body })
+      })
+      return { status: response.status, body: (await response.json()) as any, used: response.headers.get("x-model-used") }
+    }
+    const holds = await fx.query("SELECT count(*)::int AS n FROM holds")
+    const refused = await messages({ model: "openai/gpt-4.1" })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error).toMatchObject({ code: "validation_failed", param: "top_k" })
+    // A parameter an entry rejects aborts a models[] list too (SPEC Model selection 6).
+    const listed = await messages({ model: "anthropic/claude-sonnet-4.5", models: ["openai/gpt-4.1"] })
+    expect([listed.status, listed.body.error?.param]).toEqual([422, "top_k"])
+    expect(await fx.query("SELECT count(*)::int AS n FROM holds")).toEqual(holds)
+    // auto passes over the models that refuse it: an Anthropic or Google model serves.
+    const auto = await messages({ model: "auto" })
+    expect(auto.status, JSON.stringify(auto.body)).toBe(200)
+    expect(auto.used).toMatch(/^(anthropic|google)\//)
+  })
+})

@@ -10,6 +10,7 @@ import type { CatalogListing } from "../oracle/inputs.ts"
 import { makeKeyIndex } from "../oracle/keys.ts"
 import type { ChatRequest, RouteRequest } from "./canonical.ts"
 import type { ProviderConfig } from "./providers.ts"
+import { type InboundFormat, type ModelTraits, parameterRefusal, traitsFor, type TraitsTable } from "./traits.ts"
 
 export interface RoutableModel {
   readonly key: string
@@ -17,6 +18,8 @@ export interface RoutableModel {
   readonly card: ModelCard
   readonly listing: CatalogListing
   readonly provider: ProviderConfig
+  /** What the model takes beyond its card (data/exchange/model-traits.yaml). */
+  readonly traits: ModelTraits
 }
 
 export interface RoutableCatalog {
@@ -37,7 +40,8 @@ export const makeRoutableCatalog = (
   catalog: ReadonlyArray<CatalogListing>,
   vendors: ReadonlyArray<string>,
   providers: ReadonlyArray<ProviderConfig>,
-  now: Date
+  now: Date,
+  traits: TraitsTable
 ): RoutableCatalog => {
   const byVendor = new Map(providers.map((p) => [p.name, p]))
   const models = new Map<string, RoutableModel>()
@@ -48,7 +52,7 @@ export const makeRoutableCatalog = (
     const provider = byVendor.get(vendor)
     if (provider === undefined) continue
     if (provider.models !== null && !provider.models.has(card.id.toLowerCase())) continue
-    models.set(card.id, { key: card.id, vendor, card, listing, provider })
+    models.set(card.id, { key: card.id, vendor, card, listing, provider, traits: traitsFor(traits, card.id) })
   }
   const catalogKeys = new Set(catalog.map((l) => l.card.id))
   return {
@@ -119,11 +123,14 @@ export const planCandidates = (
   catalog: RoutableCatalog,
   route: RouteRequest,
   chat: ChatRequest,
-  allowedModels: ReadonlyArray<string>
+  allowedModels: ReadonlyArray<string>,
+  inbound: InboundFormat = "chat"
 ): Either.Either<CandidatePlan, PlanFailure> =>
   Either.gen(function* () {
     const allowed = allowedBy(allowedModels)
     const auto = isAuto(route.model) && route.models === undefined
+    const reasoningParam = inbound === "messages" ? "thinking" : "reasoning"
+    const refusalOf = (m: RoutableModel) => parameterRefusal(m.traits, m.vendor, chat, { inbound, model: m.key })
     if (route.models !== undefined && route.model !== undefined && isAuto(route.model)) {
       return yield* Either.left(invalid("models[] cannot be combined with model \"auto\".", "models"))
     }
@@ -131,36 +138,55 @@ export const planCandidates = (
       return yield* Either.left(invalid("routing_bias leans only an auto choice; remove it or set model to auto.", "routing_bias"))
     }
     if (auto) {
-      const candidates = [...catalog.models.values()]
+      const able = [...catalog.models.values()]
         .filter(allowed)
         .filter((m) => !wantsReasoning(chat) || canReason(m))
+      // A model that refuses one of the request's parameters cannot serve it; if every one does, the first refusal says why.
+      const candidates = able
+        .filter((m) => refusalOf(m) === undefined)
         .sort((a, b) => referencePrice(a) < referencePrice(b) ? -1 : referencePrice(a) > referencePrice(b) ? 1 : a.key.localeCompare(b.key))
       if (candidates.length === 0) {
-        return yield* Either.left(new ServiceUnavailable({ message: "No model can serve this request: nothing routable matches it." }))
+        const refusal = able.map(refusalOf).find((r) => r !== undefined)
+        return yield* Either.left(refusal ?? new ServiceUnavailable({ message: "No model can serve this request: nothing routable matches it." }))
       }
-      // The operator's list, the pin and the engine order these (services/exchange/AutoRouter.ts) and name the chooser.
       return { candidates, chooser: undefined, auto: true }
     }
     const names: Array<{ name: string; param: string }> = []
     if (route.model !== undefined) names.push({ name: route.model, param: "model" })
     for (const [i, name] of (route.models ?? []).entries()) names.push({ name, param: `models.${i}` })
     const candidates: Array<RoutableModel> = []
+    let skipped: ValidationFailed | undefined
     for (const { name, param } of names) {
       const model = yield* resolveNamed(catalog, name, param)
       if (!allowed(model)) {
         return yield* Either.left(new ModelRestricted({ message: `This API key may not use ${model.key} (allowedModels).`, param }))
       }
       if (wantsReasoning(chat) && !canReason(model)) {
-        if (names.length === 1) {
-          return yield* Either.left(invalid(`${model.key} does not offer reasoning (no priced reasoning output).`, "reasoning"))
-        }
+        const refusal = invalid(`${model.key} does not offer reasoning (no priced reasoning output).`, reasoningParam)
+        if (names.length === 1) return yield* Either.left(refusal)
+        skipped ??= refusal
         continue
+      }
+      const refusal = refusalOf(model)
+      if (refusal !== undefined) {
+        // SPEC Model selection 6: a list entry lacking a capability (tools, structured output) is skipped; a parameter
+        // the entry rejects as invalid aborts the request, as it does for a single named model.
+        if (names.length > 1 && CAPABILITY_PARAMS.has(refusal.param ?? "")) {
+          skipped ??= refusal
+          continue
+        }
+        return yield* Either.left(refusal)
       }
       if (!candidates.some((c) => c.key === model.key)) candidates.push(model)
     }
-    if (candidates.length === 0) return yield* Either.left(invalid("No model in models[] offers reasoning.", "reasoning"))
+    if (candidates.length === 0) {
+      return yield* Either.left(skipped ?? invalid("No model in models[] can serve this request.", "models"))
+    }
     return { candidates, chooser: undefined, auto: false }
   })
+
+/** Refusals that mean a missing capability rather than an invalid value: a models[] entry with one is skipped. */
+const CAPABILITY_PARAMS = new Set(["tools", "tool_choice", "response_format"])
 
 /** The price a cheapest-first choice compares: input plus output per million (the reference workload's shape). */
 const referencePrice = (model: RoutableModel): bigint => model.listing.price.input.usd18 * 2n + model.listing.price.output.usd18

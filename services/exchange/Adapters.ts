@@ -24,6 +24,7 @@ import {
 } from "../../domain/exchange/translate/geminiUpstream.ts"
 import { buildOpenaiChatRequest, makeOpenaiChatStreamParser, parseOpenaiChatResponse } from "../../domain/exchange/translate/openaiChatUpstream.ts"
 import type { UpstreamProtocolError, UpstreamStreamError } from "../../domain/exchange/upstreamErrors.ts"
+import { anthropicOptionsOf, geminiOptionsOf, type ModelTraits, openaiChatOptionsOf } from "../../domain/exchange/traits.ts"
 import { postJson, readText, sseMessages, UpstreamFailure } from "./upstreamHttp.ts"
 
 export interface UpstreamTarget {
@@ -36,6 +37,8 @@ export interface UpstreamTarget {
   /** `max_tokens` when the client set none and the format requires one (Anthropic). */
   readonly defaultMaxTokens: number
   readonly firstByteTimeoutMs: number
+  /** How the model takes reasoning and what it refuses (data/exchange/model-traits.yaml). */
+  readonly traits: ModelTraits
 }
 
 const headersOf = (format: UpstreamFormat, key: UpstreamKey): Record<string, string> => {
@@ -60,11 +63,16 @@ const protocol = (error: UpstreamProtocolError | UpstreamStreamError) =>
 const built = (chat: ChatRequest, target: UpstreamTarget, stream: boolean): { path: string; body: unknown } => {
   switch (target.provider.format) {
     case "openai-chat":
-      return buildOpenaiChatRequest(chat, { upstreamModel: target.upstreamModel, vendor: target.vendor, stream })
+      return buildOpenaiChatRequest(chat, { upstreamModel: target.upstreamModel, vendor: target.vendor, stream, ...openaiChatOptionsOf(target.traits) })
     case "anthropic-messages":
-      return buildAnthropicRequest(chat, { upstreamModel: target.upstreamModel, stream, defaultMaxTokens: target.defaultMaxTokens })
+      return buildAnthropicRequest(chat, {
+        upstreamModel: target.upstreamModel,
+        stream,
+        defaultMaxTokens: target.defaultMaxTokens,
+        ...anthropicOptionsOf(target.traits)
+      })
     case "gemini":
-      return buildGeminiRequest(chat, { upstreamModel: target.upstreamModel, stream })
+      return buildGeminiRequest(chat, { upstreamModel: target.upstreamModel, stream, ...geminiOptionsOf(target.traits) })
   }
 }
 
@@ -135,13 +143,13 @@ export const callUpstream = (
  */
 export const countUpstream = (
   chat: ChatRequest,
-  target: Pick<UpstreamTarget, "provider" | "key" | "upstreamModel" | "firstByteTimeoutMs">
+  target: Pick<UpstreamTarget, "provider" | "key" | "upstreamModel" | "firstByteTimeoutMs" | "traits">
 ): Effect.Effect<number | undefined, UpstreamFailure> =>
   Effect.gen(function* () {
     const format = target.provider.format
     if (format === "openai-chat") return undefined
     const request = format === "anthropic-messages"
-      ? buildAnthropicCountTokensRequest(chat, { upstreamModel: target.upstreamModel })
+      ? buildAnthropicCountTokensRequest(chat, { upstreamModel: target.upstreamModel, ...anthropicOptionsOf(target.traits) })
       : buildGeminiCountTokensRequest(chat, { upstreamModel: target.upstreamModel })
     const response = yield* postJson(`${target.provider.baseUrl}${request.path}`, headersOf(format, target.key), JSON.stringify(request.body), target.firstByteTimeoutMs)
     const text = yield* readText(response)

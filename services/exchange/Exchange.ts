@@ -185,6 +185,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                 key: admission.key,
                 upstreamModel: model.card.sdkId,
                 vendor: model.vendor,
+                traits: model.traits,
                 defaultMaxTokens: outputTokens,
                 firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
               }, stream)
@@ -222,7 +223,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         const rate = yield* admitRequest(call.apiKey)
         const { snap, catalog } = yield* routable
         const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
-        const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels)
+        const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels, call.format)
         const input = makeInputEstimator(chat, providers.tokenRatio)
         const inputTokensOf = input.of
         // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
@@ -293,12 +294,13 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             }
             const { model, keyId, events, reconcile } = served.value
             const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
-            // The conversation's next turns go where this one went (after the answer: a pin is not worth a wait).
-            const pinServed = conversationId === undefined
-              ? Effect.void
-              : Effect.ignore(
+            // The conversation's next turns go where this one went: pinned before the answer starts, so a client's next
+            // turn (which may follow at once) finds it. One round trip, on requests with a conversation_id only.
+            if (conversationId !== undefined) {
+              yield* Effect.ignore(
                 autoRouter.savePin(call.apiKey.accountId, conversationId, { model: model.key, provider: model.provider.name, upstreamKey: keyId }, call.route.routingBias)
               )
+            }
             const headers: Record<string, string> = {
               "x-request-id": requestId,
               "x-model-used": model.key,
@@ -352,7 +354,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
               const result = foldEvents(Either.isRight(collected) ? collected.right : [])
               const settled = yield* settleWith(result, Either.isRight(collected))
-              yield* Deferred.succeed(answer, {
+              return yield* Deferred.succeed(answer, {
                 _tag: "Whole",
                 headers: {
                   ...headers,
@@ -362,7 +364,6 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                 },
                 body: renderer.whole(result, meta, replyBill(settled.bill, settled.settlement.balanceWei))
               })
-              return yield* pinServed
             }
 
             const frames = yield* Queue.unbounded<string>()
@@ -406,7 +407,6 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               yield* Queue.offer(frames, render.interrupted({ code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` }))
             }
             yield* Queue.offer(frames, END)
-            yield* pinServed
           })
 
           // Not the client's to interrupt: it runs to the settlement; whatever happens, the hold does not outlive it.

@@ -1,7 +1,7 @@
 /**
  * The upstream providers the exchange routes to, read once at start (DESIGN.md section 10): PROVIDERS_FILE plus the
  * vendors' key variables, one key pool per provider (RPM/TPM admission and cooldowns, domain/exchange/keyPool.ts), and
- * the per-vendor token ratios of the input estimate. A file that cannot be read stops the start with a sentence
+ * the per-vendor token ratios of the input estimate, and the per-model traits the translators and the planner read. A file that cannot be read stops the start with a sentence
  * naming it; no provider at all is a warning: the oracle serves, the exchange routes nothing and says what to set.
  */
 import { Config, Effect, Either, Option } from "effect"
@@ -10,6 +10,7 @@ import { DEFAULT_TOKEN_RATIO, parseTokenRatios, ratioFor } from "../../domain/ex
 import { KeyPool } from "../../domain/exchange/keyPool.ts"
 import { KEY_SHORTCUTS, parseProvidersFile, type ProviderConfig, shortcutProviders } from "../../domain/exchange/providers.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { loadModelTraits } from "./traitsData.ts"
 import { StartupFailure } from "../platform/Startup.ts"
 
 const tokenRatiosFile = new URL("../../data/exchange/token-ratios.yaml", import.meta.url).pathname
@@ -45,6 +46,7 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
     }).pipe(
       Effect.flatMap((text) => Either.mapLeft(parseTokenRatios(text), (problem) => new StartupFailure({ message: `${tokenRatiosFile}: ${problem}` })))
     )
+    const traits = yield* loadModelTraits()
     const now = Date.now()
     const pools = new Map(providers.map((p) => [p.name, new KeyPool(p.keys, now)]))
     if (providers.length === 0) {
@@ -60,6 +62,8 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
     }
     return {
       providers,
+      /** Per-model traits (data/exchange/model-traits.yaml): reasoning shape, sampling rules, native features. */
+      traits,
       /** The key pool of a configured provider. */
       pool: (name: string): KeyPool | undefined => pools.get(name),
       /** Whether some key of the provider would admit a request of `tokens` estimated tokens now. */

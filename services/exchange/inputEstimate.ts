@@ -37,6 +37,7 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
             provider: model.provider,
             key: model.provider.keys[0]!,
             upstreamModel: model.card.sdkId,
+            traits: model.traits,
             firstByteTimeoutMs: Duration.toMillis(COUNT_TIMEOUT)
           }).pipe(
             Effect.timeout(COUNT_TIMEOUT),

@@ -119,7 +119,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             .filter((m) => m.deletedAt === null)
             .map((m) => [m.card.id, { family: m.card.family, prices: m.prices }] as const)
         )
-        const routableCatalog = makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now)
+        const routableCatalog = makeRoutableCatalog(listings, providers.map((p) => p.vendorSlug), upstreams.providers, now, upstreams.traits)
         const inputs: OracleInputs = {
           revisions: confirmed,
           catalog: listings,

@@ -53,13 +53,21 @@ export const billFieldsOf = (bill: ReplyBill) => ({
 })
 
 /**
+ * SPEC "Reasoning controls": the thinking block's signature is the vendor's when an Anthropic model served the request,
+ * else empty. `meta.model` is the catalog key of the model that answered; an Anthropic-format upstream serving
+ * another vendor's model (or a Gemini thought signature) never passes its signature on.
+ */
+export const passesSignature = (meta: ReplyMeta): boolean => meta.model.toLowerCase().startsWith("anthropic/")
+
+/**
  * Content in Anthropic's order: the thinking block first (the vendor's signature when an Anthropic model answered,
  * else ""), then the text, then the tool uses. A reply with nothing at all still has one (empty) text block, as
  * Anthropic's own replies do.
  */
 export const renderMessage = (result: ChatResult, meta: ReplyMeta, bill: ReplyBill): MessageReply => {
   const content: Array<ReplyContentBlock> = []
-  if (result.reasoning !== "") content.push({ type: "thinking", thinking: result.reasoning, signature: result.reasoningSignature ?? "" })
+  const signature = passesSignature(meta) ? result.reasoningSignature ?? "" : ""
+  if (result.reasoning !== "") content.push({ type: "thinking", thinking: result.reasoning, signature })
   if (result.text !== "" || (content.length === 0 && result.toolCalls.length === 0)) content.push({ type: "text", text: result.text })
   for (const call of result.toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: inputOf(call.arguments) })
   return {

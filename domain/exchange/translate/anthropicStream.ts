@@ -8,7 +8,8 @@
  *   none, its counts are 0 and the real ones come on message_delta.
  * - A block starts when the kind changes: thinking -> text -> one tool_use block per tool index. A signature is
  *   held and written as `signature_delta` after the thinking deltas, right before that block's content_block_stop;
- *   a signature with no thinking text to carry it is dropped (the non-streaming reply has no thinking block then).
+ *   a signature with no thinking text to carry it is dropped (the non-streaming reply has no thinking block then),
+ *   and so is every signature when the model that answered is not an Anthropic one (SPEC: else empty).
  * - `stop` is held until finish, which also closes the open block; a reply with no block gets one empty text block.
  * - Deltas of a tool index whose block already closed (an upstream interleaving calls) open a new tool_use block
  *   with the same id: Anthropic blocks cannot reopen.
@@ -16,7 +17,7 @@
 import type { ChatEvent, ReplyBill, ReplyMeta, StopReason, StreamFailure, Usage } from "../canonical.ts"
 import { mergeUsage } from "../canonical.ts"
 import type { ContentBlockStartEvent, ReplyDelta, ReplyStreamEvent } from "../wire/anthropicMessagesReply.ts"
-import { billFieldsOf, renderUsage, stopReasonOf } from "./anthropicRender.ts"
+import { billFieldsOf, passesSignature, renderUsage, stopReasonOf } from "./anthropicRender.ts"
 
 export interface MessagesStream {
   /** The SSE text for one canonical event ("" when it writes nothing yet). */
@@ -43,6 +44,7 @@ export const makeMessagesStream = (meta: ReplyMeta): MessagesStream => {
   let signature: string | undefined
   let stop: { reason: StopReason; stopSequence: string | null } | undefined
   const tools = new Map<number, { id: string; name: string }>()
+  const signed = passesSignature(meta)
 
   const messageStart = (): string => {
     if (startWritten) return ""
@@ -94,7 +96,7 @@ export const makeMessagesStream = (meta: ReplyMeta): MessagesStream => {
         stop = { reason: event.reason, stopSequence: event.stopSequence ?? null }
         return ""
       case "reasoning_signature":
-        signature = (signature ?? "") + event.signature
+        if (signed) signature = (signature ?? "") + event.signature
         return ""
       case "reasoning_delta": {
         if (event.text === "") return ""

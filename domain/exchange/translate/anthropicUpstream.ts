@@ -10,17 +10,25 @@
  * - Empty text parts are left out: Anthropic refuses empty text blocks.
  * - An assistant message's `reasoning` (replayed reasoning text) is not sent: Anthropic only takes thinking blocks
  *   back with the signature it issued, which the canonical model does not carry per turn.
+ * - Reasoning, by the model's traits (domain/exchange/traits.ts, `thinkingStyle`): `budget` (the default) sends
+ *   `{type:"enabled", budget_tokens}`; `adaptive` (newer Claude models refuse budget_tokens) sends
+ *   `{type:"adaptive", display}` with `output_config.effort` = the request's effort (an explicit budget was already
+ *   mapped to its closest effort bucket). Switched off: `{type:"disabled"}`, or nothing for a model whose traits
+ *   say `omit` (it does not think unless asked).
+ * - `responseFormat` json_schema is structured output, `output_config.format`; json_object has no Anthropic
+ *   equivalent and is refused earlier (traits.ts parameterRefusal), as is json_schema on a model without it.
  * - Dropped by policy (SPEC "Parameter policy"): frequency/presence penalty, seed, logit_bias, logprobs,
- *   top_logprobs. `responseFormat` is not sent: the service refuses it earlier for models that cannot do it, and
- *   the messages API here has no field we map it to. `reasoning.exclude` is not sent either: the reply is withheld
- *   on our side.
+ *   top_logprobs. `reasoning.exclude` is not sent on budget thinking: the reply is withheld on our side (adaptive
+ *   thinking asks for the thinking text to be omitted then).
  */
 import type { CacheMark, CanonicalMessage, ChatRequest, TextPart, ToolCall } from "../canonical.ts"
+import type { AnthropicTraitOptions } from "../traits.ts"
 import type {
   CacheControlOut,
   CountTokensRequestOut,
   MessageOut,
   MessagesRequestOut,
+  OutputConfigOut,
   TextBlockOut,
   ThinkingOut,
   ToolChoiceOut,
@@ -31,7 +39,7 @@ import { inputOf } from "./anthropicRender.ts"
 
 export { makeAnthropicStreamParser, parseAnthropicCountTokens, parseAnthropicResponse, usageOfAnthropic } from "./anthropicUpstreamParse.ts"
 
-export interface AnthropicTarget {
+export interface AnthropicTarget extends AnthropicTraitOptions {
   readonly upstreamModel: string
   readonly stream: boolean
   /** `max_tokens` when the client set none: Anthropic requires the field. */
@@ -124,18 +132,28 @@ const toolChoiceOf = (chat: ChatRequest): ToolChoiceOut | undefined => {
   }
 }
 
-const thinkingOf = (chat: ChatRequest): ThinkingOut | undefined =>
-  chat.reasoning === undefined
-    ? undefined
-    : chat.reasoning === null
-      ? { type: "disabled" }
-      : { type: "enabled", budget_tokens: chat.reasoning.budgetTokens }
+const thinkingOf = (chat: ChatRequest, options: AnthropicTraitOptions): ThinkingOut | undefined => {
+  const reasoning = chat.reasoning
+  if (reasoning === undefined) return undefined
+  if (reasoning === null) return options.reasoningOff === "omit" ? undefined : { type: "disabled" }
+  return options.thinkingStyle === "adaptive"
+    ? { type: "adaptive", display: reasoning.exclude ? "omitted" : "summarized" }
+    : { type: "enabled", budget_tokens: reasoning.budgetTokens }
+}
 
-const promptOf = (chat: ChatRequest, upstreamModel: string): CountTokensRequestOut => {
+/** Adaptive thinking's effort and structured output's schema, when either applies. */
+const outputConfigOf = (chat: ChatRequest, options: AnthropicTraitOptions): OutputConfigOut | undefined => {
+  const effort = chat.reasoning != null && options.thinkingStyle === "adaptive" ? chat.reasoning.effort : undefined
+  const format = chat.responseFormat?.type === "json_schema" ? { type: "json_schema" as const, schema: chat.responseFormat.schema } : undefined
+  if (effort === undefined && format === undefined) return undefined
+  return { ...(effort === undefined ? {} : { effort }), ...(format === undefined ? {} : { format }) }
+}
+
+const promptOf = (chat: ChatRequest, upstreamModel: string, options: AnthropicTraitOptions): CountTokensRequestOut => {
   const system = systemOf(chat.messages)
   const tools = toolsOf(chat)
   const toolChoice = toolChoiceOf(chat)
-  const thinking = thinkingOf(chat)
+  const thinking = thinkingOf(chat, options)
   return {
     model: upstreamModel,
     messages: messagesOf(chat.messages),
@@ -149,25 +167,29 @@ const promptOf = (chat: ChatRequest, upstreamModel: string): CountTokensRequestO
 export const buildAnthropicRequest = (
   chat: ChatRequest,
   target: AnthropicTarget
-): { readonly path: "/v1/messages"; readonly body: MessagesRequestOut } => ({
-  path: "/v1/messages",
-  body: {
-    ...promptOf(chat, target.upstreamModel),
-    max_tokens: chat.maxOutputTokens ?? target.defaultMaxTokens,
-    ...(target.stream ? { stream: true } : {}),
-    ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
-    ...(chat.topP === undefined ? {} : { top_p: chat.topP }),
-    ...(chat.topK === undefined ? {} : { top_k: chat.topK }),
-    ...(chat.stop.length === 0 ? {} : { stop_sequences: chat.stop }),
-    ...(chat.userFingerprint === undefined ? {} : { metadata: { user_id: chat.userFingerprint } })
+): { readonly path: "/v1/messages"; readonly body: MessagesRequestOut } => {
+  const outputConfig = outputConfigOf(chat, target)
+  return {
+    path: "/v1/messages",
+    body: {
+      ...promptOf(chat, target.upstreamModel, target),
+      max_tokens: chat.maxOutputTokens ?? target.defaultMaxTokens,
+      ...(target.stream ? { stream: true } : {}),
+      ...(chat.temperature === undefined ? {} : { temperature: chat.temperature }),
+      ...(chat.topP === undefined ? {} : { top_p: chat.topP }),
+      ...(chat.topK === undefined ? {} : { top_k: chat.topK }),
+      ...(chat.stop.length === 0 ? {} : { stop_sequences: chat.stop }),
+      ...(chat.userFingerprint === undefined ? {} : { metadata: { user_id: chat.userFingerprint } }),
+      ...(outputConfig === undefined ? {} : { output_config: outputConfig })
+    }
   }
-})
+}
 
-/** The prompt side only: count_tokens takes no output limit, sampling, stop sequences or metadata. */
+/** The prompt side only: count_tokens takes no output limit, sampling, stop sequences, metadata or output config. */
 export const buildAnthropicCountTokensRequest = (
   chat: ChatRequest,
-  target: { readonly upstreamModel: string }
+  target: { readonly upstreamModel: string } & AnthropicTraitOptions
 ): { readonly path: "/v1/messages/count_tokens"; readonly body: CountTokensRequestOut } => ({
   path: "/v1/messages/count_tokens",
-  body: promptOf(chat, target.upstreamModel)
+  body: promptOf(chat, target.upstreamModel, target)
 })

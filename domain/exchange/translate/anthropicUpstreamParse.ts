@@ -59,8 +59,12 @@ export const usageOfAnthropic = (usage: UpstreamUsage, seen: SplitSeen = { write
   let cacheWrite5m: number | undefined
   let cacheWrite1h: number | undefined
   if (split != null) {
-    cacheWrite5m = split.ephemeral_5m_input_tokens ?? 0
     cacheWrite1h = split.ephemeral_1h_input_tokens ?? 0
+    // The aggregate is the vendor's total of writes: when both are given, 5m is what the aggregate holds beyond the 1h
+    // share, so the buckets always sum to the vendor's whole input (input + writes + reads).
+    cacheWrite5m = usage.cache_creation_input_tokens != null
+      ? Math.max(0, usage.cache_creation_input_tokens - cacheWrite1h)
+      : split.ephemeral_5m_input_tokens ?? 0
     seen.write1h = cacheWrite1h
   } else if (usage.cache_creation_input_tokens != null) {
     cacheWrite5m = Math.max(0, usage.cache_creation_input_tokens - (seen.write1h ?? 0))

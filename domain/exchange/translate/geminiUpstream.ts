@@ -4,12 +4,21 @@
  *
  * Dropped on the way up, by policy (SPEC "Parameter policy": dropped, never refused):
  * - cache markers: Gemini has explicit caching only through separately created cachedContents, so a marker has
- *   nothing to attach to (SPEC "Prompt caching": dropped without error on non-Anthropic providers);
+ *   nothing to attach to (SPEC "Prompt caching": on non-Anthropic providers the text parts are joined into one
+ *   string and the marker is dropped without error; parts are joined with "\n" as on the OpenAI-shaped format);
  * - logit_bias: no Gemini equivalent;
  * - logprobs / top_logprobs: Gemini has responseLogprobs, but the canonical reply carries no log-probabilities back;
  * - the user fingerprint: Gemini has no end-user field;
  * - parallel_tool_calls: no switch; Gemini decides;
  * - an assistant turn's replayed reasoning text: Gemini takes thoughts back only as signatures, never as text.
+ *
+ * Reasoning, by the model's traits (domain/exchange/traits.ts): Gemini 2.5 takes `thinkingBudget` (the default),
+ * Gemini 3 and later `thinkingLevel` (the request's effort, or the closest level the model accepts). Switched off:
+ * `thinkingBudget: 0` (the default), `thinkingLevel: "minimal"` where that is the model's lowest, and nothing at all
+ * for a model that cannot stop thinking (2.5 Pro, the Pro 3.x models; the planner refuses such a request first).
+ *
+ * Replies: a part's `thoughtSignature` is Gemini's own token for replaying its thinking, not a signature the SPEC
+ * passes on (that is Anthropic's only), so it is not surfaced as a canonical `reasoning_signature`.
  */
 import { Either, ParseResult, Schema } from "effect"
 import type {
@@ -21,6 +30,7 @@ import type {
   ToolChoice,
   Usage
 } from "../canonical.ts"
+import type { GeminiTraitOptions, ThinkingLevel } from "../traits.ts"
 import { parseStreamJson, UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
 import {
   GeminiCountTokensResponse,
@@ -31,6 +41,7 @@ import {
   type GeminiGenerationConfig,
   type GeminiPart,
   type GeminiRequest,
+  type GeminiThinkingConfig,
   type GeminiUsageMetadata
 } from "../wire/gemini.ts"
 
@@ -41,7 +52,7 @@ import {
  */
 export const THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
 
-export interface GeminiTarget {
+export interface GeminiTarget extends GeminiTraitOptions {
   /** The vendor's model id (the card's sdkId), e.g. `gemini-2.5-pro`. */
   readonly upstreamModel: string
   readonly stream: boolean
@@ -53,11 +64,17 @@ const defined = <A extends object>(value: A): A =>
 
 const modelPath = (model: string): string => `/v1beta/models/${encodeURIComponent(model.replace(/^models\//, ""))}`
 
-const textParts = (parts: ReadonlyArray<TextPart>): Array<GeminiPart> =>
-  // An empty text part is refused by Gemini; it carries nothing anyway.
-  parts.filter((part) => part.text !== "").map((part) => ({ text: part.text }))
+/**
+ * A message's text parts as ONE string (SPEC "Prompt caching": joined, the markers dropped), "\n" between parts as
+ * on the OpenAI-shaped format so parts split at a breakpoint do not run together. Empty parts carry nothing.
+ */
+const joinText = (parts: ReadonlyArray<TextPart>): string => parts.filter((part) => part.text !== "").map((part) => part.text).join("\n")
 
-const joinText = (parts: ReadonlyArray<TextPart>, separator: string): string => parts.map((part) => part.text).join(separator)
+/** The one text part of a message, or none (Gemini refuses an empty text part). */
+const textParts = (parts: ReadonlyArray<TextPart>): Array<GeminiPart> => {
+  const text = joinText(parts)
+  return text === "" ? [] : [{ text }]
+}
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -105,7 +122,7 @@ const contentsOf = (messages: ReadonlyArray<CanonicalMessage>): Array<GeminiCont
         break
       }
       case "tool": {
-        const text = joinText(message.parts, "")
+        const text = joinText(message.parts)
         const part: GeminiPart = {
           functionResponse: {
             // An id with no earlier call: the id is the best name we have; Gemini answers for itself if it minds.
@@ -126,7 +143,7 @@ const contentsOf = (messages: ReadonlyArray<CanonicalMessage>): Array<GeminiCont
 }
 
 const systemInstructionOf = (messages: ReadonlyArray<CanonicalMessage>): GeminiContent | undefined => {
-  const texts = messages.flatMap((m) => (m.role === "system" ? [joinText(m.parts, "\n\n")] : [])).filter((t) => t !== "")
+  const texts = messages.flatMap((m) => (m.role === "system" ? [joinText(m.parts)] : [])).filter((t) => t !== "")
   return texts.length === 0 ? undefined : { parts: [{ text: texts.join("\n\n") }] }
 }
 
@@ -157,7 +174,41 @@ const modeOf = (choice: ToolChoice): NonNullable<GeminiRequest["toolConfig"]> =>
 const toolConfigOf = (chat: ChatRequest): GeminiRequest["toolConfig"] =>
   chat.tools.length === 0 || chat.toolChoice === undefined ? undefined : modeOf(chat.toolChoice)
 
-const generationConfigOf = (chat: ChatRequest): GeminiGenerationConfig | undefined => {
+const LEVELS: ReadonlyArray<ThinkingLevel> = ["minimal", "low", "medium", "high"]
+
+/** The effort's level if the model accepts it, else the closest one it does (a tie goes to the deeper level). */
+export const thinkingLevelOf = (effort: ThinkingLevel, accepted: ReadonlyArray<ThinkingLevel> = LEVELS): ThinkingLevel => {
+  if (accepted.includes(effort)) return effort
+  // Reasoning was asked for: the no-thinking-for-most-queries level is the last resort.
+  const thinking = accepted.filter((level) => level !== "minimal")
+  const pool = thinking.length > 0 ? thinking : accepted
+  const at = LEVELS.indexOf(effort)
+  const distance = (level: ThinkingLevel) => Math.abs(LEVELS.indexOf(level) - at)
+  return [...pool].sort((a, b) => distance(a) - distance(b) || LEVELS.indexOf(b) - LEVELS.indexOf(a))[0] ?? effort
+}
+
+const thinkingConfigOf = (chat: ChatRequest, target: GeminiTraitOptions): GeminiThinkingConfig | undefined => {
+  const reasoning = chat.reasoning
+  if (reasoning === undefined) return undefined
+  if (reasoning === null) {
+    switch (target.reasoningOff) {
+      case undefined:
+        return target.thinkingStyle === "level" ? undefined : { thinkingBudget: 0 }
+      case "budget0":
+        return { thinkingBudget: 0 }
+      case "minimal":
+        return { thinkingLevel: "minimal" }
+      default:
+        // The model cannot stop thinking (never thinkingBudget 0 there): the planner refuses this request first.
+        return undefined
+    }
+  }
+  return target.thinkingStyle === "level"
+    ? { thinkingLevel: thinkingLevelOf(reasoning.effort, target.thinkingLevels), includeThoughts: !reasoning.exclude }
+    : { thinkingBudget: reasoning.budgetTokens, includeThoughts: !reasoning.exclude }
+}
+
+const generationConfigOf = (chat: ChatRequest, target: GeminiTraitOptions): GeminiGenerationConfig | undefined => {
   const format = chat.responseFormat
   const json = format?.type === "json_object" || format?.type === "json_schema"
   const config = defined<GeminiGenerationConfig>({
@@ -171,11 +222,7 @@ const generationConfigOf = (chat: ChatRequest): GeminiGenerationConfig | undefin
     frequencyPenalty: chat.frequencyPenalty,
     responseMimeType: json ? "application/json" : undefined,
     responseJsonSchema: format?.type === "json_schema" ? format.schema : undefined,
-    thinkingConfig: chat.reasoning === null
-      ? { thinkingBudget: 0 }
-      : chat.reasoning === undefined
-      ? undefined
-      : { thinkingBudget: chat.reasoning.budgetTokens, includeThoughts: !chat.reasoning.exclude }
+    thinkingConfig: thinkingConfigOf(chat, target)
   })
   return Object.keys(config).length === 0 ? undefined : config
 }
@@ -188,7 +235,7 @@ export const buildGeminiRequest = (chat: ChatRequest, target: GeminiTarget): { p
     systemInstruction: systemInstructionOf(chat.messages),
     tools: toolsOf(chat),
     toolConfig: toolConfigOf(chat),
-    generationConfig: generationConfigOf(chat)
+    generationConfig: generationConfigOf(chat, target)
   })
 })
 
@@ -286,10 +333,7 @@ const eventsOf = (reply: GeminiResponse, state: ReplyState): Array<ChatEvent> =>
   }
   const candidate = reply.candidates?.[0]
   for (const part of candidate?.content?.parts ?? []) {
-    // A signature stands for the thinking that preceded its part, so it goes before that part's content.
-    if (part.thoughtSignature !== undefined && part.thoughtSignature !== "") {
-      events.push({ type: "reasoning_signature", signature: part.thoughtSignature })
-    }
+    // `thoughtSignature` is not surfaced: see the module comment.
     if (part.functionCall !== undefined) {
       const index = state.nextCallIndex++
       state.calledFunctions = true

@@ -3,13 +3,17 @@
  * Zhipu, MiniMax, Cohere compat). Pure: the adapter (services/exchange) does the HTTP and the SSE framing.
  *
  * Out: text parts joined into one string per message, cache markers dropped (SPEC "Prompt caching": only
- * Anthropic-served models take them); `top_k` and a tool result's error flag have no place in this format and are
- * dropped. In: vendors' extras are read where they carry something (DeepSeek `reasoning_content` and
- * `prompt_cache_hit_tokens`, OpenRouter `reasoning`, Mistral typed content chunks, Moonshot's usage inside the
- * choice); every other extra field and every null is ignored.
+ * Anthropic-served models take them); a tool result's error flag has no place in this format and is dropped; `top_k`
+ * has none either: the planner refuses it with 422 before the request gets here (domain/exchange/traits.ts), and it
+ * is never sent. Reasoning switched off is sent as the model's traits say (`reasoningOff`): `reasoning_effort` none or
+ * minimal, or `thinking:{type:"disabled"}`; with no traits, nothing (the vendor's default).
+ * In: vendors' extras are read where they carry something (DeepSeek `reasoning_content` and `prompt_cache_hit_tokens`,
+ * OpenRouter `reasoning`, Mistral typed content chunks, Moonshot's usage inside the choice); every other extra field
+ * and every null is ignored.
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { CanonicalMessage, ChatEvent, ChatRequest, StopReason, TextPart, Usage } from "../canonical.ts"
+import type { OpenaiChatTraitOptions } from "../traits.ts"
 import { parseStreamJson, UpstreamProtocolError, UpstreamStreamError } from "../upstreamErrors.ts"
 import {
   type OpenaiChatRequestBody,
@@ -23,7 +27,7 @@ import {
   type VendorUsage
 } from "../wire/openaiChatVendor.ts"
 
-export interface OpenaiChatTarget {
+export interface OpenaiChatTarget extends OpenaiChatTraitOptions {
   readonly upstreamModel: string
   /** The catalog vendor (`openai`, `deepseek`, `mistral` ...): decides the few per-vendor field names. */
   readonly vendor: string
@@ -73,6 +77,26 @@ const responseFormatOf = (format: ChatRequest["responseFormat"]): OpenaiChatRequ
   return { type: "json_schema", json_schema: { name, schema, strict, description } }
 }
 
+/** `reasoning_effort` and `thinking` for the request's reasoning: its effort, or the model's way of switching it off. */
+const reasoningFields = (
+  reasoning: ChatRequest["reasoning"],
+  off: OpenaiChatTarget["reasoningOff"]
+): Pick<OpenaiChatRequestBody, "reasoning_effort" | "thinking"> => {
+  // SPEC "Reasoning controls": an explicit budget was already mapped to its closest effort.
+  if (reasoning != null) return { reasoning_effort: reasoning.effort }
+  if (reasoning === undefined) return {}
+  switch (off) {
+    case "none":
+    case "minimal":
+      return { reasoning_effort: off }
+    case "disabled":
+      return { thinking: { type: "disabled" } }
+    default:
+      // No known switch (or `refuse`, which the planner answers with 422 before a request is built): nothing is sent.
+      return {}
+  }
+}
+
 export const buildOpenaiChatRequest = (
   chat: ChatRequest,
   target: OpenaiChatTarget
@@ -103,8 +127,7 @@ export const buildOpenaiChatRequest = (
       tool_choice: hasTools ? toolChoiceOf(chat.toolChoice) : undefined,
       parallel_tool_calls: hasTools ? chat.parallelToolCalls : undefined,
       response_format: responseFormatOf(chat.responseFormat),
-      // SPEC "Reasoning controls": an explicit budget was already mapped to its closest effort.
-      reasoning_effort: chat.reasoning?.effort,
+      ...reasoningFields(chat.reasoning, target.reasoningOff),
       // Always ask for usage: the bill is the vendor's counts (DESIGN.md section 10).
       ...(target.stream ? { stream: true, stream_options: { include_usage: true } } : {}),
       user: chat.userFingerprint
@@ -136,13 +159,21 @@ const STOP_REASONS: Record<string, StopReason> = {
 /** An unknown finish reason ends the answer normally: vendors invent names for it. */
 const stopReasonOf = (reason: string): StopReason => STOP_REASONS[reason] ?? "stop"
 
-/** The vendor's counts into disjoint buckets; an unreported count stays undefined. */
+/**
+ * The vendor's counts into disjoint buckets that sum to the vendor's whole input; an unreported count stays
+ * undefined. OpenAI's `prompt_tokens` includes `prompt_tokens_details.cached_tokens` (and, on an exchange like ours as
+ * the upstream, `cache_creation_tokens`); DeepSeek's is `prompt_cache_hit_tokens + prompt_cache_miss_tokens`, and it
+ * may also fill `cached_tokens` with the same hit count, so the larger of the two is the read.
+ */
 export const usageOf = (usage: VendorUsage): Usage => {
-  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? undefined
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? undefined
+  const hit = usage.prompt_cache_hit_tokens ?? undefined
+  const cacheRead = cached === undefined && hit === undefined ? undefined : Math.max(cached ?? 0, hit ?? 0)
   const cacheWrite = usage.prompt_tokens_details?.cache_creation_tokens ?? undefined
-  const prompt = usage.prompt_tokens ?? undefined
+  const miss = usage.prompt_cache_miss_tokens ?? undefined
+  // With no prompt_tokens, DeepSeek's miss count is the whole fresh input.
+  const prompt = usage.prompt_tokens ?? (miss === undefined ? undefined : miss + (cacheRead ?? 0))
   return {
-    // OpenAI's prompt_tokens includes the cached tokens (and, on an exchange like ours, the cache writes).
     freshInput: prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0)),
     cacheRead,
     // Lifetimes are summed on this wire; 5m is the default lifetime.

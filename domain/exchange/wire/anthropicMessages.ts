@@ -207,7 +207,7 @@ export const MessagesRequest = Schema.Struct({
   // The exchange's extensions (SPEC "Model selection").
   models: Schema.optional(Schema.Array(Schema.String.pipe(Schema.minLength(1))).pipe(Schema.minItems(1), Schema.maxItems(8))),
   routing_bias: Schema.optional(oneOf("cheaper", "balanced", "better")),
-  conversation_id: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  conversation_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
   ...ignored(DROPPED_FIELDS),
   ...ignored(REFUSED_FIELDS)
 }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" }, identifier: "MessagesRequest" })
@@ -258,9 +258,19 @@ export type ToolChoiceOut = typeof ToolChoiceOut.Type
 
 export const ThinkingOut = Schema.Union(
   Schema.Struct({ type: Schema.Literal("enabled"), budget_tokens: Schema.Number }),
-  Schema.Struct({ type: Schema.Literal("disabled") })
+  Schema.Struct({ type: Schema.Literal("disabled") }),
+  // Newer Claude models: the depth is `output_config.effort`; `display` asks for the summarized thinking text
+  // (Opus 4.7 and later omit it by default) or omits it when the reply withholds reasoning anyway.
+  Schema.Struct({ type: Schema.Literal("adaptive"), display: Schema.optional(Schema.Literal("summarized", "omitted")) })
 )
 export type ThinkingOut = typeof ThinkingOut.Type
+
+/** `output_config`: the effort of adaptive thinking, and structured output (a JSON Schema the reply text follows). */
+export const OutputConfigOut = Schema.Struct({
+  effort: Schema.optional(Schema.Literal("low", "medium", "high")),
+  format: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject }))
+})
+export type OutputConfigOut = typeof OutputConfigOut.Type
 
 /** The prompt side, shared by `/v1/messages` and `/v1/messages/count_tokens`. */
 const promptFields = {
@@ -283,6 +293,7 @@ export const MessagesRequestOut = Schema.Struct({
   top_p: Schema.optional(Schema.Number),
   top_k: Schema.optional(Schema.Number),
   stop_sequences: Schema.optional(Schema.Array(Schema.String)),
-  metadata: Schema.optional(Schema.Struct({ user_id: Schema.String }))
+  metadata: Schema.optional(Schema.Struct({ user_id: Schema.String })),
+  output_config: Schema.optional(OutputConfigOut)
 })
 export type MessagesRequestOut = typeof MessagesRequestOut.Type

@@ -73,10 +73,13 @@ export const GeminiToolConfig = Schema.Struct({
 })
 
 export const GeminiThinkingConfig = Schema.Struct({
-  /** 0 switches thinking off (where the model allows it). */
+  /** Gemini 2.5: the thinking budget in tokens; 0 switches thinking off (where the model allows it). */
   thinkingBudget: Schema.optional(Schema.Number),
+  /** Gemini 3 and later (never with thinkingBudget): the depth; `minimal` is the lowest, where the model has it. */
+  thinkingLevel: Schema.optional(Schema.Literal("minimal", "low", "medium", "high")),
   includeThoughts: Schema.optional(Schema.Boolean)
 })
+export type GeminiThinkingConfig = typeof GeminiThinkingConfig.Type
 
 export const GeminiGenerationConfig = Schema.Struct({
   maxOutputTokens: Schema.optional(Schema.Number),

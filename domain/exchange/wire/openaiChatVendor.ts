@@ -5,7 +5,7 @@
  * shapes are in openaiChat.ts.
  */
 import { Schema } from "effect"
-import { ChatToolCall, Effort, JsonObject } from "./openaiChat.ts"
+import { ChatToolCall, JsonObject } from "./openaiChat.ts"
 
 // ---------------------------------------------------------------------------------------------------------
 // The request as we send it to an OpenAI-compatible vendor. Optional fields left undefined are not serialized.
@@ -73,7 +73,11 @@ export const OpenaiChatRequestBody = Schema.Struct({
       })
     )
   ),
-  reasoning_effort: Schema.optional(Effort),
+  // low/medium/high forward the request's effort; none/minimal are what switches reasoning off where the model takes
+  // them (domain/exchange/traits.ts `reasoningOff`).
+  reasoning_effort: Schema.optional(Schema.Literal("none", "minimal", "low", "medium", "high")),
+  // DeepSeek, Z.ai and Moonshot switch reasoning off with this (their OpenAI-compatible extension).
+  thinking: Schema.optional(Schema.Struct({ type: Schema.Literal("disabled") })),
   stream: Schema.optional(Schema.Boolean),
   stream_options: Schema.optional(Schema.Struct({ include_usage: Schema.Boolean })),
   user: Schema.optional(Schema.String)
