@@ -126,3 +126,40 @@ export const writeThenDrop = (res: ServerResponse, reply: Reply, afterChunks: nu
   for (let i = 0; i < n - 1; i++) res.write(reply.chunks[i]!)
   res.write(reply.chunks[n - 1]!, () => setImmediate(() => socket.destroy()))
 }
+
+/**
+ * Writes the first `afterChunks` chunks of a stream (never all of them) and then nothing more, keeping the connection
+ * open until the client closes it (an upstream that stops sending without hanging up).
+ */
+export const writeThenStall = (res: ServerResponse, reply: Reply, afterChunks: number): void => {
+  if (reply.kind === "json" || res.destroyed) return
+  startStream(res, reply)
+  const n = Math.max(0, Math.min(afterChunks, reply.chunks.length - 1))
+  if (n === 0) res.flushHeaders()
+  for (let i = 0; i < n; i++) res.write(reply.chunks[i]!)
+}
+
+/**
+ * Writes a stream one chunk at a time, `delayMs` apart (the first at once); stops writing when the client goes away.
+ * A JSON reply is written whole after `delayMs`.
+ */
+export const writePaced = (res: ServerResponse, reply: Reply, delayMs: number): void => {
+  if (reply.kind === "json") {
+    const timer = setTimeout(() => writeJson(res, reply), delayMs)
+    res.once("close", () => clearTimeout(timer))
+    return
+  }
+  if (res.destroyed) return
+  startStream(res, reply)
+  let next = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const writeNext = () => {
+    if (res.destroyed || res.writableEnded) return
+    const chunk = reply.chunks[next++]!
+    if (next === reply.chunks.length) return void res.end(chunk)
+    res.write(chunk)
+    timer = setTimeout(writeNext, delayMs)
+  }
+  res.once("close", () => clearTimeout(timer))
+  writeNext()
+}

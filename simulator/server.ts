@@ -10,8 +10,10 @@ import {
   json,
   readBody,
   writeJson,
+  writePaced,
   writeReply,
   writeThenDrop,
+  writeThenStall,
   type Prepared,
   type Reply,
   type Vendor
@@ -115,6 +117,13 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
         return writeJson(res, json(200, log.list()))
       case "DELETE /__control/requests":
         return writeJson(res, json(200, { cleared: log.clear() }))
+      case "DELETE /__control/held": {
+        // Cuts the connections `timeout` and `stall` are holding open, as a vendor's load balancer finally would.
+        const cleared = held.size
+        for (const open of held) open.destroy()
+        held.clear()
+        return writeJson(res, json(200, { cleared }))
+      }
       case "DELETE /__control/cache":
         memory.implicit.clear()
         memory.explicit.clear()
@@ -143,6 +152,14 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
       case "slow_first_byte":
         await pause(res, fault.delayMs)
         return writeReply(res, prepared.run())
+      case "stall":
+        // Held like `timeout` (so close() ends it); a stream first gets its first `afterChunks` chunks.
+        held.add(res)
+        res.once("close", () => held.delete(res))
+        if (prepared.stream) writeThenStall(res, prepared.run(), fault.afterChunks)
+        return
+      case "slow_stream":
+        return writePaced(res, prepared.run(), fault.delayMs)
     }
   }
 

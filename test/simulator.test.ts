@@ -732,6 +732,60 @@ describe("errors and faults", () => {
     await openai.chat.completions.create({ model: "gpt-4o", messages })
     expect(Date.now() - again).toBeLessThan(300)
   })
+
+  it("stall: the stream stops after afterChunks chunks and the connection stays open until the client leaves or it is cut", async () => {
+    await fault({ model: "gpt-4o", fault: "stall", afterChunks: 2 })
+    const controller = new AbortController()
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer k", "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o", stream: true, messages: [{ role: "user", content: "hi" }] }),
+      signal: controller.signal
+    })
+    expect(response.status).toBe(200)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ""
+    while ((text.match(/\n\n/g) ?? []).length < 2) text += decoder.decode((await reader.read()).value, { stream: true })
+    expect(text.split("\n\n").filter((event) => event !== "")).toHaveLength(2)
+    // Nothing more arrives, and the connection is not closed either.
+    const next = await Promise.race([reader.read().then(() => "more"), new Promise((resolve) => setTimeout(() => resolve("quiet"), 300))])
+    expect(next).toBe("quiet")
+    // DELETE /__control/held cuts it, as `drop` would have.
+    expect(await control("DELETE", "held")).toEqual({ status: 200, body: { cleared: 1 } })
+    expect(await caught(reader.read())).toBeInstanceOf(Error)
+    controller.abort()
+
+    await fault({ model: "gpt-4o", fault: "stall" })
+    const client = new OpenAI({ apiKey: "k", baseURL: `${url}/v1`, maxRetries: 0, timeout: 300 })
+    const held = await caught(client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }))
+    expect(held).toBeInstanceOf(APIConnectionTimeoutError)
+  })
+
+  it("slow_stream writes the stream's chunks delayMs apart, and the same events as an unpaced stream", async () => {
+    const messages = [{ role: "user" as const, content: "pace me" }]
+    const chunksOf = async () => {
+      const stream = await openai.chat.completions.create({ model: "gpt-4o", messages, stream: true, stream_options: { include_usage: true } })
+      const arrivals: Array<{ at: number; chunk: OpenAI.Chat.Completions.ChatCompletionChunk }> = []
+      for await (const chunk of stream) arrivals.push({ at: Date.now(), chunk })
+      return arrivals
+    }
+    const plain = await chunksOf()
+    await fault({ model: "gpt-4o", fault: "slow_stream", delayMs: 40 })
+    const paced = await chunksOf()
+    const contentOf = (arrivals: typeof plain) => arrivals.map((a) => a.chunk.choices[0]?.delta.content ?? "").join("")
+    expect(contentOf(paced)).toBe(contentOf(plain))
+    expect(paced.at(-1)!.chunk.usage).toEqual(plain.at(-1)!.chunk.usage)
+    expect(paced).toHaveLength(plain.length)
+    // n chunks plus [DONE]: n gaps of delayMs between the first and the last write.
+    expect(paced.at(-1)!.at - paced[0]!.at).toBeGreaterThanOrEqual(40 * (paced.length - 1) - 5)
+
+    await fault({ model: "gpt-4o", fault: "slow_stream", delayMs: 300 })
+    const started = Date.now()
+    const whole = await openai.chat.completions.create({ model: "gpt-4o", messages })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290)
+    expect(whole.choices[0]!.message.content).toBe(contentOf(plain))
+  })
 })
 
 describe("control API", () => {

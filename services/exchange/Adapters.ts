@@ -25,7 +25,7 @@ import {
 import { buildOpenaiChatRequest, makeOpenaiChatStreamParser, parseOpenaiChatResponse } from "../../domain/exchange/translate/openaiChatUpstream.ts"
 import type { UpstreamProtocolError, UpstreamStreamError } from "../../domain/exchange/upstreamErrors.ts"
 import { anthropicOptionsOf, geminiOptionsOf, type ModelTraits, openaiChatOptionsOf } from "../../domain/exchange/traits.ts"
-import { postJson, readText, sseMessages, UpstreamFailure } from "./upstreamHttp.ts"
+import { openSse, postJson, readText, UpstreamFailure } from "./upstreamHttp.ts"
 
 export interface UpstreamTarget {
   readonly provider: ProviderConfig
@@ -105,7 +105,7 @@ const streamParser = (format: UpstreamFormat) => {
 
 /**
  * Calls the upstream. Non-streaming: the whole answer is read and parsed before this succeeds. Streaming: this succeeds
- * once the response head arrived (2xx); the events follow on the returned stream.
+ * once the response head (2xx) and its first event arrived; the events follow on the returned stream.
  */
 export const callUpstream = (
   chat: ChatRequest,
@@ -131,7 +131,8 @@ export const callUpstream = (
       return Stream.fromIterable(events)
     }
     const parse = streamParser(format)
-    return sseMessages(response).pipe(
+    const messages = yield* openSse(response, target.firstByteTimeoutMs)
+    return messages.pipe(
       Stream.mapEffect((message) => Either.mapLeft(parse(message.event, message.data), protocol)),
       Stream.flattenIterables
     )

@@ -57,19 +57,28 @@ const countTokens = (text: string) => (text === "" ? 0 : encode(text).length)
 /**
  * The counts billed. A vendor's report wins field by field. When it reported no input at all, the input we sent is
  * billed at our estimate; when it reported no output, what we delivered is counted with o200k (reasoning and tool
- * arguments included). Nothing the client did not receive is invented.
+ * arguments included). On a stream that did not complete, a reported output below what we delivered is a running
+ * count the cut left stale (Anthropic's `message_start` says 1): what we delivered is billed instead. Nothing the
+ * client did not receive is invented.
  */
-export const billedUsage = (reported: Usage, result: ChatResult, estimatedInputTokens: number): { usage: Usage; estimated: boolean } => {
+export const billedUsage = (
+  reported: Usage,
+  result: ChatResult,
+  estimatedInputTokens: number,
+  completed = true
+): { usage: Usage; estimated: boolean } => {
   const inputReported = [reported.freshInput, reported.cacheRead, reported.cacheWrite5m, reported.cacheWrite1h].some((n) => n !== undefined)
-  const outputReported = reported.output !== undefined
-  if (inputReported && outputReported) return { usage: reported, estimated: false }
-  const delivered = countTokens(result.text) + countTokens(result.reasoning) +
+  const delivered = () =>
+    countTokens(result.text) + countTokens(result.reasoning) +
     result.toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.arguments), 0)
+  const staleOutput = !completed && reported.output !== undefined && reported.output < delivered()
+  const outputReported = reported.output !== undefined && !staleOutput
+  if (inputReported && outputReported) return { usage: reported, estimated: false }
   return {
     usage: {
       ...reported,
       freshInput: inputReported ? reported.freshInput : estimatedInputTokens,
-      output: outputReported ? reported.output : delivered,
+      output: outputReported ? reported.output : delivered(),
       reasoning: outputReported ? reported.reasoning : result.reasoning === "" ? undefined : countTokens(result.reasoning)
     },
     estimated: true
@@ -83,7 +92,7 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
 
     const settle = (request: SettleRequest): Effect.Effect<Settled> =>
       Effect.gen(function* () {
-        const { usage, estimated } = billedUsage(request.result.usage, request.result, request.estimatedInputTokens)
+        const { usage, estimated } = billedUsage(request.result.usage, request.result, request.estimatedInputTokens, request.completed)
         const point = request.served.listing.price
         const bill = priceUsage(point, usage, request.pegUsd18)
         const row: GenerationRow = {

@@ -1,9 +1,10 @@
 /**
  * The exchange's HTTP client to upstream vendors: node:http(s) with keep-alive agents (one connection pool per
- * process), a first-byte timeout, interruption that destroys the request, and an SSE reader. Kept below the Effect
+ * process), a first-byte timeout, interruption that destroys the request, and an SSE reader whose first event is
+ * awaited like the first byte. Kept below the Effect
  * HttpClient because this is the hot path the latency budget is measured on; everything above it is Effect.
  */
-import { Data, Effect, Option, Stream } from "effect"
+import { type Chunk, Data, Duration, Effect, Queue, Stream, Take } from "effect"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { Readable } from "node:stream"
@@ -115,38 +116,86 @@ export interface SseMessage {
 }
 
 /**
- * The body as server-sent events: `event:` and `data:` lines up to each blank line (CRLF or LF). A connection that
- * closes before its last event ended, or errors, fails the stream with `stream`; closing the stream destroys the body.
+ * Opens the body as server-sent events (`event:` and `data:` lines up to each blank line; CRLF, LF or CR) and waits
+ * for the first complete event: for a streamed answer that is the first byte that counts, so a body that ends, is cut
+ * or stays silent for `firstEventTimeoutMs` before it fails this attempt (the caller moves to the next key) instead of
+ * reaching the client as an empty, interrupted stream. After it, the events arrive on the returned stream; a
+ * connection closed or cut before its end fails it with `stream`, and an event still open at the end is dropped (a
+ * complete one ends with a blank line). The body is read through its events, not an async iterator, so closing the
+ * stream (its end, a failure, an interruption) destroys the connection at once, even while a read is pending on a
+ * silent socket.
  */
-export const sseMessages = (response: UpstreamResponse): Stream.Stream<SseMessage, UpstreamFailure> => {
-  const body = response.body
-  body.setEncoding("utf8")
-  const lines = Stream.fromAsyncIterable(body as AsyncIterable<string>, (error) =>
-    new UpstreamFailure({ kind: "stream", message: `the stream was cut: ${error instanceof Error ? error.message : String(error)}` })
-  ).pipe(Stream.splitLines, Stream.ensuring(Effect.sync(() => body.destroy())))
-  let event: string | undefined
-  let data: Array<string> = []
-  return lines.pipe(
-    Stream.filterMap((line): Option.Option<SseMessage> => {
-      if (line === "") {
-        if (data.length === 0) {
-          event = undefined
-          return Option.none()
-        }
-        const message = { event, data: data.join("\n") }
+export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number): Effect.Effect<Stream.Stream<SseMessage, UpstreamFailure>, UpstreamFailure> =>
+  Effect.gen(function* () {
+    const body = response.body
+    const queue = yield* Queue.unbounded<Take.Take<SseMessage, UpstreamFailure>>()
+    let carry = ""
+    let event: string | undefined
+    let data: Array<string> = []
+    let done = false
+    const finish = (take: Take.Take<SseMessage, UpstreamFailure>) => {
+      if (done) return
+      done = true
+      Queue.unsafeOffer(queue, take)
+    }
+    const line = (text: string) => {
+      if (text === "") {
+        if (data.length > 0) Queue.unsafeOffer(queue, Take.of({ event, data: data.join("\n") }))
         event = undefined
         data = []
-        return Option.some(message)
+        return
       }
-      if (line.startsWith(":")) return Option.none()
-      const colon = line.indexOf(":")
-      const field = colon < 0 ? line : line.slice(0, colon)
-      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "")
+      if (text.startsWith(":")) return
+      const colon = text.indexOf(":")
+      const field = colon < 0 ? text : text.slice(0, colon)
+      const value = colon < 0 ? "" : text.slice(colon + 1).replace(/^ /, "")
       if (field === "event") event = value
       else if (field === "data") data.push(value)
-      return Option.none()
+    }
+    body.setEncoding("utf8")
+    body.on("data", (chunk: string) => {
+      if (done) return
+      carry += chunk
+      let start = 0
+      for (let i = 0; i < carry.length; i++) {
+        const c = carry.charCodeAt(i)
+        if (c !== 10 && c !== 13) continue
+        // A CR at the end of what arrived may be the first half of a CRLF: wait for the next chunk.
+        if (c === 13 && i === carry.length - 1) break
+        line(carry.slice(start, i))
+        if (c === 13 && carry.charCodeAt(i + 1) === 10) i++
+        start = i + 1
+      }
+      carry = carry.slice(start)
     })
-    // An event still open at the end was cut (a complete one ends with a blank line): it is dropped, and the reader
-    // sees a stream that ended without its stop event.
-  )
-}
+    body.on("end", () => {
+      if (carry !== "") line(carry.endsWith("\r") ? carry.slice(0, -1) : carry)
+      carry = ""
+      finish(Take.end)
+    })
+    const cut = (why: string) => finish(Take.fail(new UpstreamFailure({ kind: "stream", message: `the stream was cut: ${why}` })))
+    body.on("error", (error) => cut(error.message))
+    body.on("close", () => cut("the connection closed before the end"))
+    const destroy = Effect.sync(() => {
+      done = true
+      body.destroy()
+    })
+    const first = yield* Queue.take(queue).pipe(
+      Effect.timeoutFail({
+        duration: Duration.millis(firstEventTimeoutMs),
+        onTimeout: () => new UpstreamFailure({ kind: "timeout", message: `no event within ${firstEventTimeoutMs} ms of the answer's head` })
+      }),
+      Effect.onInterrupt(() => destroy),
+      Effect.tapError(() => destroy)
+    )
+    type Opened = Effect.Effect<Chunk.Chunk<SseMessage>, UpstreamFailure>
+    const opened = yield* Take.match(first, {
+      onEnd: (): Opened => Effect.fail(new UpstreamFailure({ kind: "stream", message: "the stream ended before its first event" })),
+      onFailure: (cause): Opened => Effect.failCause(cause),
+      onSuccess: (messages): Opened => Effect.succeed(messages)
+    }).pipe(Effect.tapError(() => destroy))
+    return Stream.fromChunk(opened).pipe(
+      Stream.concat(Stream.flattenTake(Stream.fromQueue(queue))),
+      Stream.ensuring(destroy)
+    )
+  })
