@@ -6,6 +6,7 @@ import { Layer } from "effect"
 import { AutoRouter } from "../services/exchange/AutoRouter.ts"
 import { Exchange } from "../services/exchange/Exchange.ts"
 import { Generations } from "../services/exchange/Generations.ts"
+import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
@@ -17,6 +18,7 @@ export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pi
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(AutoRouter.Default),
+  Layer.provideMerge(KeyPools.Default),
   Layer.provideMerge(Providers.Default),
   // The same store as the oracle's limits (memory, or Redis across replicas): the per-key inference rate.
   Layer.provide(RateLimitsLive)

@@ -38,6 +38,7 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { type RateLimitDecision, rateLimitHeaders, RateLimits } from "../platform/RateLimits.ts"
 import { callUpstream } from "./Adapters.ts"
 import { AutoRouter, type Pin } from "./AutoRouter.ts"
+import { KeyPools } from "./KeyPools.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
@@ -114,6 +115,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const usage = yield* UsageReports
     const autoRouter = yield* AutoRouter
     const rateLimits = yield* RateLimits
+    const keyPools = yield* KeyPools
 
     /**
      * The key's inference request rate (DESIGN.md section 12): refused with 429 before anything is planned or reserved;
@@ -167,12 +169,11 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     ) =>
       Effect.gen(function* () {
         for (const model of plan.candidates) {
-          const pool = providers.pool(model.provider.name)
-          if (pool === undefined) continue
+          if (providers.pool(model.provider.name) === undefined) continue
           const tried = new Set<string>()
           const tokens = inputTokensOf(model) + outputTokens
           for (;;) {
-            const admission = pool.admit(tokens, Date.now(), tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
+            const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
             if (admission === undefined) {
               attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
               break
@@ -209,7 +210,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               admission.reconcile(0)
               return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
             }
-            pool.cooldown(admission.key.id, kind, Date.now(), retryAfterMs(failure.retryAfter, Date.now()))
+            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, Date.now()))
             yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
               Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
             )
