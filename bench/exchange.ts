@@ -23,7 +23,9 @@
  *             then BENCH_ROUNDS alternating rounds of BENCH_DURATION_SECONDS; the median round's req/s (2xx answers
  *             over the run's duration). After each exchange run the bench waits (up to 30 s) until the requests the
  *             run left in flight are settled, so that they do not overlap the next target's run;
- *   RSS       VmRSS of each target's process after the runs (/proc/<pid>/status).
+ *   RSS       VmRSS of each target's process after the runs (/proc/<pid>/status);
+ *   mix       after the billing check: latency and TTFB at 1 connection over a rotating mix (a reasoning request,
+ *             a tool call, a ~2000-token prefix the vendor caches, the plain request), BENCH_MIX_REQUESTS (200) each.
  * Correctness: every response must be 2xx (and the probes a chat completion / an SSE stream ending in [DONE]); for
  * the exchange, the account's `spentWei` (GET /v1/account) must grow by at least one charge per 2xx answer.
  *
@@ -36,7 +38,7 @@
  * went wrong. Every child process is stopped, the database dropped
  * and the temporary directories removed on every path out.
  *
- * Settings (environment): BENCH_LATENCY_REQUESTS (400), BENCH_LATENCY_WARMUP (50), BENCH_STREAM_REQUESTS (400),
+ * Settings (environment): BENCH_LATENCY_REQUESTS (400), BENCH_LATENCY_WARMUP (50), BENCH_STREAM_REQUESTS (400), BENCH_MIX_REQUESTS (200),
  * BENCH_DURATION_SECONDS (5), BENCH_ROUNDS (3), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (32), BENCH_LOG_LEVEL
  * (WARN: the service's LOG_LEVEL), BENCH_START_TIMEOUT_SECONDS (240), BENCH_POSTGRES_URL
  * (postgres://postgres@127.0.0.1:5432/postgres: where the bench database is created), BENCH_PORTKEY (true; false
@@ -147,6 +149,29 @@ const table = (targets: ReadonlyArray<Target>, results: Results) => {
         throughput === undefined ? "n/a" : String(Math.round(throughput.requestsPerSecond)),
         rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0),
         ms(latency?.cpuMsPerRequest)
+      ].join(" | ")} |`
+    )
+  }
+  return lines.join("\n")
+}
+
+const mixTable = (targets: ReadonlyArray<Target>, latency: Results["latency"], ttfb: Results["ttfb"]) => {
+  const direct = latency.get("direct")
+  const directTtfb = ttfb.get("direct")
+  const lines = ["| target | mix p50 ms | mix p99 ms | added p50 | mix TTFB p50 | added TTFB p50 |", "|---|---:|---:|---:|---:|---:|"]
+  for (const target of targets) {
+    const l = latency.get(target.key)
+    const t = ttfb.get(target.key)
+    if (l === undefined) continue
+    const isDirect = target.key === "direct"
+    lines.push(
+      `| ${[
+        target.label,
+        ms(l.p50),
+        ms(l.p99),
+        isDirect ? "-" : signedMs(l.p50 - (direct?.p50 ?? Number.NaN)),
+        t === undefined ? "not measured" : ms(t.p50),
+        isDirect || t === undefined ? "-" : signedMs(t.p50 - (directTtfb?.p50 ?? Number.NaN))
       ].join(" | ")} |`
     )
   }
@@ -297,6 +322,11 @@ const main = async (): Promise<number> => {
   const billingProblem =
     spentWei <= 0n ? "spentWei did not grow" : spentWei < expectedWei ? `spentWei grew by ${spentWei} wei, less than the ${expectedWei} wei of the answered requests` : undefined
 
+  // The mix runs after the billing check, whose arithmetic assumes one request shape.
+  log(`the mix (reasoning, tools, a cached prefix, plain, in turn) at 1 connection, non-streaming and stream: true...`)
+  const mixLatency = await sequentialPhase(running, false, settings.mixRequests, true)
+  const mixTtfb = await sequentialPhase(streaming, true, settings.mixRequests, true)
+
   const results: Results = { latency, ttfb, throughput, rss }
   const portkeyNote = portkeyTarget.note ?? portkeyTarget.notMeasured ?? portkeyTarget.streamNotMeasured
   log("")
@@ -308,6 +338,10 @@ const main = async (): Promise<number> => {
   )
   log("")
   log(table(targets, results))
+  log("")
+  log(`The mix (a reasoning request, a tool call, a ~2000-token cached prefix and the plain request, in turn; ${settings.mixRequests} of each kind of answer per target):`)
+  log("")
+  log(mixTable(targets, mixLatency, mixTtfb))
   log("")
   log(
     "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round. TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs;" +

@@ -28,14 +28,15 @@ export const percentiles = (values: ReadonlyArray<number>): Percentiles => {
  * `count` sequential requests on one keep-alive connection (a fresh one, opened by an unmeasured first request),
  * each timed: the whole request, or for streams the first body byte. Any non-2xx or error throws.
  */
-export const sequential = async (target: Target, stream: boolean, count: number): Promise<Array<number>> => {
+export const sequential = async (target: Target, stream: boolean, count: number, mix = false): Promise<Array<number>> => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
   const samples: Array<number> = []
   try {
     for (let i = 0; i <= count; i++) {
       let answer: Timed
       try {
-        answer = await timedRequest(agent, target, stream, false)
+        const bodies = stream ? target.mix.stream : target.mix.plain
+        answer = await timedRequest(agent, target, stream, false, mix ? bodies[i % bodies.length] : undefined)
       } catch (error) {
         throw new RequestFailure(`${target.label}: a ${stream ? "streaming" : "non-streaming"} request failed: ${error instanceof Error ? error.message : String(error)}`)
       }
@@ -56,14 +57,15 @@ export const sequential = async (target: Target, stream: boolean, count: number)
 export const sequentialPhase = async (
   targets: ReadonlyArray<Target>,
   stream: boolean,
-  total: number
+  total: number,
+  mix = false
 ): Promise<Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>> => {
-  const what = stream ? "stream TTFB" : "latency"
+  const what = `${mix ? "mix " : ""}${stream ? "stream TTFB" : "latency"}`
   const samples = new Map<TargetKey, Array<number>>(targets.map((target) => [target.key, []]))
   const cpu = new Map<TargetKey, number>(targets.map((target) => [target.key, 0]))
   for (const target of targets) {
     process.stdout.write(`  ${target.label}: warm-up ${settings.latencyWarmup} requests... `)
-    await sequential(target, stream, settings.latencyWarmup)
+    await sequential(target, stream, settings.latencyWarmup, mix)
     log("done")
   }
   const perRound = Math.ceil(total / settings.rounds)
@@ -73,7 +75,7 @@ export const sequentialPhase = async (
     log(`  ${what} round ${round + 1}/${settings.rounds}: ${count} sequential requests per target`)
     for (const target of targets) {
       const cpuBefore = cpuMs(target.child!.pid)
-      const taken = await sequential(target, stream, count)
+      const taken = await sequential(target, stream, count, mix)
       const used = cpuMs(target.child!.pid) - cpuBefore
       cpu.set(target.key, cpu.get(target.key)! + used)
       samples.get(target.key)!.push(...taken)

@@ -1,7 +1,7 @@
 /** `npm run bench:exchange`: the targets it measures and the one request shape it sends them. */
 import * as Http from "node:http"
 import { log, sleep } from "./common.ts"
-import { requestBody, stripAnsi } from "./exchangeSettings.ts"
+import { mixBodies, requestBody, stripAnsi } from "./exchangeSettings.ts"
 import { type Child } from "./exchangeTargets.ts"
 
 // ---------------------------------------------------------------------------------------------- targets and requests
@@ -15,6 +15,8 @@ export interface Target {
   readonly path: string
   readonly headers: Record<string, string>
   readonly body: { readonly plain: string; readonly stream: string }
+  /** The mix's bodies (exchangeSettings.mixBodies), sent in turn. */
+  readonly mix: { readonly plain: ReadonlyArray<string>; readonly stream: ReadonlyArray<string> }
   readonly child: Child | undefined
   /** Set when the target could not be measured at all. */
   notMeasured: string | undefined
@@ -33,6 +35,10 @@ export const makeTarget = (key: TargetKey, label: string, origin: string, header
   path: "/v1/chat/completions",
   headers: { "content-type": "application/json", ...headers },
   body: { plain: requestBody(model, false), stream: requestBody(model, true) },
+  mix: {
+    plain: mixBodies((id) => model.replace(/[^/]*$/, id), false),
+    stream: mixBodies((id) => model.replace(/[^/]*$/, id), true)
+  },
   child,
   notMeasured: undefined,
   streamNotMeasured: undefined,
@@ -51,10 +57,10 @@ export interface Timed {
 }
 
 /** One request over `agent` with plain `node:http`, timed to the first body byte and to the end. */
-export const timedRequest = (agent: Http.Agent, target: Target, stream: boolean, keepBody: boolean): Promise<Timed> =>
+export const timedRequest = (agent: Http.Agent, target: Target, stream: boolean, keepBody: boolean, body?: string): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const url = new URL(target.path, target.origin)
-    const payload = stream ? target.body.stream : target.body.plain
+    const payload = body ?? (stream ? target.body.stream : target.body.plain)
     const started = process.hrtime.bigint()
     const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6
     const request = Http.request(

@@ -8,6 +8,8 @@ export const settings = {
   latencyRequests: Math.round(positiveNumber("BENCH_LATENCY_REQUESTS", 400)),
   latencyWarmup: Math.round(positiveNumber("BENCH_LATENCY_WARMUP", 50)),
   streamRequests: Math.round(positiveNumber("BENCH_STREAM_REQUESTS", 400)),
+  /** Requests of the mix (reasoning, tools, a cached prefix, plain; rotating) per target, non-streaming and streaming each. */
+  mixRequests: Math.round(positiveNumber("BENCH_MIX_REQUESTS", 200)),
   durationSeconds: positiveNumber("BENCH_DURATION_SECONDS", 5),
   rounds: Math.round(positiveNumber("BENCH_ROUNDS", 3)),
   warmupSeconds: positiveNumber("BENCH_WARMUP_SECONDS", 2),
@@ -40,5 +42,27 @@ export const requestBody = (model: string, stream: boolean) =>
     max_tokens: 16,
     ...(stream ? { stream: true } : {})
   })
+
+/** About 2000 tokens of fixed system prompt: a prefix the vendor caches implicitly after its first use. */
+const CACHED_PREFIX = Array.from({ length: 160 }, (_, i) => `Rule ${i + 1}: answer briefly, cite nothing, and keep the benchmark's tone neutral.`).join(" ")
+
+/**
+ * The mix (issue 11): a reasoning request, a request offering a tool it is asked to use, one behind a long cached
+ * prefix, and the plain one, in turn. `model(id)` names an OpenAI model the way the target expects it.
+ */
+export const mixBodies = (model: (id: string) => string, stream: boolean): Array<string> => {
+  const streamed = stream ? { stream: true } : {}
+  return [
+    { model: model("gpt-5"), messages: [{ role: "user", content: "Think briefly, then say hello to the benchmark." }], reasoning_effort: "low", max_tokens: 2048 },
+    {
+      model: model("gpt-4.1"),
+      messages: [{ role: "user", content: "Use the get_weather tool for Paris." }],
+      tools: [{ type: "function", function: { name: "get_weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string" } } } } }],
+      max_tokens: 64
+    },
+    { model: model("gpt-4.1"), messages: [{ role: "system", content: CACHED_PREFIX }, { role: "user", content: "Say hello to the benchmark." }], max_tokens: 16 },
+    { model: model("gpt-4.1"), messages: [{ role: "user", content: "Say hello to the benchmark in one short sentence." }], max_tokens: 16 }
+  ].map((body) => JSON.stringify({ ...body, ...streamed }))
+}
 
 export const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "\n")
