@@ -19,6 +19,7 @@ import {
   usageOf
 } from "../domain/exchange/translate/openaiChatUpstream.ts"
 import type { OpenaiChatTraitOptions } from "../domain/exchange/traits.ts"
+import { MAX_BODY_DEPTH, nestsDeeperThan } from "../domain/exchange/translate/parseIssues.ts"
 import { UpstreamProtocolError, UpstreamStreamError } from "../domain/exchange/upstreamErrors.ts"
 import type { ValidationFailed } from "../domain/errors.ts"
 
@@ -968,5 +969,32 @@ describe("round trip: what we render is itself OpenAI-compatible", () => {
     const result = { ...foldEvents(replyEvents), reasoningSignature: null, usage: finalUsage }
     const back = Either.getOrThrow(parseOpenaiChatResponse(renderChatCompletion(result, meta, bill)))
     expect(foldEvents(back)).toEqual(result)
+  })
+})
+
+describe("hostile bodies are refused as invalid, never crash the validator (found by fuzzing)", () => {
+  const refusal = (body: unknown) => {
+    const decoded = decodeChatCompletionsRequest(body)
+    if (Either.isRight(decoded)) throw new Error("accepted")
+    return decoded.left
+  }
+
+  it("refuses a body nesting deeper than MAX_BODY_DEPTH, at any depth", () => {
+    let deep: unknown = 1
+    for (let i = 0; i < 5000; i++) deep = [deep]
+    expect(refusal({ model: "gpt-4.1", max_tokens: deep, messages: [{ role: "user", content: "hi" }] }).message).toMatch(/nests deeper than 64 levels/)
+    let justDeepEnough: unknown = {}
+    // 55 levels, under the six of the body around it: 61 in all.
+    for (let i = 0; i < MAX_BODY_DEPTH - 10; i++) justDeepEnough = { a: justDeepEnough }
+    const tool = { type: "function", function: { name: "f", parameters: { type: "object", properties: { x: justDeepEnough } } } }
+    expect(Either.isRight(decodeChatCompletionsRequest({ model: "gpt-4.1", messages: [{ role: "user", content: "hi" }], tools: [tool] }))).toBe(true)
+    expect(nestsDeeperThan(justDeepEnough, MAX_BODY_DEPTH)).toBe(false)
+    expect(nestsDeeperThan(justDeepEnough, 55)).toBe(false)
+    expect(nestsDeeperThan({ a: justDeepEnough }, 55)).toBe(true)
+  })
+
+  it("refuses an object whose own toString is not a function where a union reads its discriminator", () => {
+    const error = refusal({ model: "gpt-4.1", messages: [{ role: { toString: "x" }, content: "hi" }] })
+    expect(error._tag).toBe("ValidationFailed")
   })
 })

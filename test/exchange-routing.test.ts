@@ -253,3 +253,18 @@ describe("parameter policy by the model's traits (data/exchange/model-traits.yam
     expect(auto.used).toMatch(/^(anthropic|google)\//)
   })
 })
+
+describe("a request no upstream key could ever take", () => {
+  it("is 422 naming max_tokens before anything is reserved, for a named model, auto and the estimate", async () => {
+    // simulator/providers.yaml gives every key 10,000,000 tokens a minute.
+    const holds = await fx.query("SELECT count(*)::int AS n FROM holds")
+    for (const model of ["openai/gpt-4.1", "auto"]) {
+      const refused = await chat({ model, max_tokens: 20_000_000 })
+      expect(refused.status, JSON.stringify(refused.body)).toBe(422)
+      expect(refused.body.error).toMatchObject({ code: "validation_failed", param: "max_tokens" })
+    }
+    expect(await fx.query("SELECT count(*)::int AS n FROM holds")).toEqual(holds)
+    const quote = await makeClient(fx.baseUrl).call("GET", "/v1/inference/estimate?model=openai/gpt-4.1&promptTokens=20&completionTokens=20000000")
+    expect([quote.status, quote.body.error?.param]).toEqual([422, "completionTokens"])
+  })
+})

@@ -213,3 +213,26 @@ export const checkWindows = (
       invalid(`The estimated input of ${inputTokensOf(over)} tokens is over ${over.key}'s window of ${over.card.maxInputTokens} tokens.`, "messages")
     )
 }
+
+/**
+ * A request larger than every key of a candidate's provider may take in a minute (its estimated input plus its output
+ * limit above the largest TPM) can never be admitted: that candidate is dropped, and with none left the request is
+ * 422 naming max_tokens before anything is reserved, never a 5xx asking to retry (issue 11, fuzzing).
+ */
+export const checkKeyBudgets = (
+  plan: CandidatePlan,
+  tokensOf: (model: RoutableModel) => number,
+  largestBudget: (model: RoutableModel) => number
+): Either.Either<CandidatePlan, ValidationFailed> => {
+  const candidates = plan.candidates.filter((m) => tokensOf(m) <= largestBudget(m))
+  if (candidates.length > 0) return Either.right({ ...plan, candidates })
+  const first = plan.candidates[0]!
+  return Either.left(
+    invalid(
+      `This request needs ${tokensOf(first)} tokens of an upstream key's per-minute budget (its input plus max_tokens); ` +
+        `no key serving ${plan.candidates.map((m) => m.key).join(", ")} takes more than ${largestBudget(first)}. Lower max_tokens.`,
+      "max_tokens"
+    )
+  )
+}
+

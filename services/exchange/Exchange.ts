@@ -23,6 +23,7 @@ import type { FailureKind } from "../../domain/exchange/keyPool.ts"
 import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import {
   type CandidatePlan,
+  checkKeyBudgets,
   checkWindows,
   planCandidates,
   type RoutableModel
@@ -229,8 +230,10 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         const inputTokensOf = input.of
         // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
         if (!planned.auto) yield* input.countWithVendors(planned.candidates)
-        const windowed = yield* checkWindows(planned, inputTokensOf)
         const outputTokens = estimateOutputTokens(chat)
+        const windowed = yield* Either.flatMap(checkWindows(planned, inputTokensOf), (plan) =>
+          checkKeyBudgets(plan, (m) => inputTokensOf(m) + outputTokens, (m) => providers.largestKeyBudget(m.provider.name))
+        )
         const peg = snap.inputs.pegUsd18
         const conversationId = planned.auto ? call.route.conversationId : undefined
         const pin = conversationId === undefined

@@ -66,6 +66,11 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       traits,
       /** The key pool of a configured provider. */
       pool: (name: string): KeyPool | undefined => pools.get(name),
+      /** The most tokens one request may count against a key of the provider in a minute (its largest TPM). */
+      largestKeyBudget: (name: string): number => {
+        const keys = providers.find((p) => p.name === name)?.keys ?? []
+        return keys.reduce((max, key) => Math.max(max, key.tpm ?? Number.POSITIVE_INFINITY), 0)
+      },
       /** Whether some key of the provider would admit a request of `tokens` estimated tokens now. */
       hasCapacity: (name: string, tokens: number): boolean => pools.get(name)?.status(tokens, Date.now()).canAdmit === true,
       /** The o200k-to-vendor ratio of the local input estimate. */

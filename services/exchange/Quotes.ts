@@ -8,7 +8,7 @@ import { Effect, Either } from "effect"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
-import { checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
+import { checkKeyBudgets, checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { applyMarkup, USD18_SCALE, Usd18 } from "../../domain/money.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Exchange } from "./Exchange.ts"
@@ -85,16 +85,20 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
           new ValidationFailed({ message: failure.message, param: "promptTokens" })
         )
         const tokens = request.promptTokens + request.completionTokens
+        const budgeted = yield* Either.mapLeft(
+          checkKeyBudgets(windowed, () => tokens, (m) => providers.largestKeyBudget(m.provider.name)),
+          (failure) => new ValidationFailed({ message: failure.message, param: "completionTokens" })
+        )
         const peg = snap.inputs.pegUsd18
         const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens)
-        const plan = windowed.auto
+        const plan = budgeted.auto
           ? yield* autoRouter.choose({
-            plan: windowed,
+            plan: budgeted,
             hasCapacity,
             price: (m) => holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg),
             bias: request.routingBias
           })
-          : windowed
+          : budgeted
         const chosen = plan.candidates.find(hasCapacity)
         if (chosen === undefined) {
           return yield* new ServiceUnavailable({ message: "No model has serving capacity for this request right now." })

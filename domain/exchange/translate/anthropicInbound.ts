@@ -37,7 +37,7 @@
  *   text is empty (a breakpoint over nothing), on a tool_result block itself and on a tool_use block (SPEC lists
  *   neither place).
  */
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 import { ValidationFailed } from "../../errors.ts"
 import type {
   CacheMark,
@@ -59,7 +59,7 @@ import {
   type ThinkingParam,
   type ToolChoiceParam
 } from "../wire/anthropicMessages.ts"
-import { issuesOfParseError } from "./parseIssues.ts"
+import { decodeBody } from "./parseIssues.ts"
 
 export { renderMessage, renderUsage, stopReasonOf } from "./anthropicRender.ts"
 export { makeMessagesStream, type MessagesStream } from "./anthropicStream.ts"
@@ -223,9 +223,11 @@ const systemOf = (system: MessagesRequest["system"]): ReadonlyArray<CanonicalMes
 }
 
 /** The body of `POST /v1/messages` -> canonical request, routing directive, stream flag and end user. */
+const parseMessagesRequest = decodeBody(MessagesRequest)
+
 export const decodeMessagesRequest = (body: unknown): Either.Either<DecodedMessages, ValidationFailed> => {
-  const decoded = Schema.decodeUnknownEither(MessagesRequest)(body)
-  if (Either.isLeft(decoded)) return Either.left(ValidationFailed.fromIssues(issuesOfParseError(decoded.left)))
+  const decoded = parseMessagesRequest(body)
+  if (Either.isLeft(decoded)) return Either.left(decoded.left)
   const request = decoded.right
   return Either.gen(function*() {
     yield* refusedField(request)

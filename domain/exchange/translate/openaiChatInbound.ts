@@ -18,7 +18,7 @@
  * Empty text parts are dropped (vendors refuse empty text blocks); `tool_choice` / `parallel_tool_calls` without a
  * non-empty `tools` are dropped (SPEC).
  */
-import { Either, Schema } from "effect"
+import { Either } from "effect"
 import { ValidationFailed } from "../../errors.ts"
 import {
   type CanonicalMessage,
@@ -38,7 +38,7 @@ import {
   type InboundContent,
   type InboundMessage
 } from "../wire/openaiChat.ts"
-import { issuesOfParseError } from "./parseIssues.ts"
+import { decodeBody } from "./parseIssues.ts"
 
 import { renderBill, renderChatUsage } from "./openaiChatStream.ts"
 
@@ -161,9 +161,11 @@ const stopOf = (stop: ChatCompletionsRequest["stop"]): ReadonlyArray<string> =>
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value ?? undefined
 
 /** Decodes, refuses what cannot be honoured, and translates a chat-completions body. */
+const parseChatCompletionsRequest = decodeBody(ChatCompletionsRequest)
+
 export const decodeChatCompletionsRequest = (body: unknown): Either.Either<DecodedChat, ValidationFailed> => {
-  const decoded = Schema.decodeUnknownEither(ChatCompletionsRequest)(body)
-  if (Either.isLeft(decoded)) return Either.left(ValidationFailed.fromIssues(issuesOfParseError(decoded.left)))
+  const decoded = parseChatCompletionsRequest(body)
+  if (Either.isLeft(decoded)) return Either.left(decoded.left)
   const request = decoded.right
   const refusal = refusalOf(request)
   if (refusal !== undefined) return Either.left(refusal)

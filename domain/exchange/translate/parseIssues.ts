@@ -4,8 +4,8 @@
  * HttpApiDecodeError and lives above the domain), plus one for discriminated objects; kept here so the inbound
  * translators, which decode bodies themselves, report the same way.
  */
-import { ParseResult } from "effect"
-import type { ValidationIssue } from "../../errors.ts"
+import { Either, ParseResult, Schema } from "effect"
+import { ValidationFailed, type ValidationIssue } from "../../errors.ts"
 
 const isStrictPrefix = (prefix: ReadonlyArray<unknown>, path: ReadonlyArray<unknown>) =>
   prefix.length < path.length && prefix.every((segment, i) => segment === path[i])
@@ -59,3 +59,48 @@ const messageOf = (group: ReadonlyArray<{ readonly message: string; readonly tag
 /** Effect lists every accepted key of an object with an unexpected one: past a handful that buries the point. */
 const shortened = (issue: { readonly message: string; readonly tag: string }): string =>
   issue.tag === "Unexpected" && issue.message.length > 160 ? "is not a supported field" : issue.message
+
+/**
+ * How deep a request body may nest (objects and arrays): far more than any real conversation or tool schema needs,
+ * and far less than would overflow a validator or a vendor's parser (a vendor that fails on it answers 5xx, which
+ * rests the key for every other client).
+ */
+export const MAX_BODY_DEPTH = 64
+
+/** Whether `value` nests deeper than `limit` levels; iterative, so any depth is measured safely. */
+export const nestsDeeperThan = (value: unknown, limit: number): boolean => {
+  const stack: Array<[unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (node === null || typeof node !== "object") continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === "object") stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+/**
+ * Decodes an untrusted body with `schema`: refused first when it nests deeper than MAX_BODY_DEPTH, and a body that
+ * makes the validator itself throw (a value whose own `toString` is not a function, read where a union looks for its
+ * discriminator) is refused as invalid, never answered with a 500.
+ */
+export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (body: unknown): Either.Either<A, ValidationFailed> => {
+    if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+      return Either.left(new ValidationFailed({ message: `The body nests deeper than ${MAX_BODY_DEPTH} levels of objects and arrays.`, param: "" }))
+    }
+    try {
+      return Either.mapLeft(decode(body), (error) => ValidationFailed.fromIssues(issuesOfParseError(error)))
+    } catch (error) {
+      return Either.left(
+        new ValidationFailed({
+          message: `The body could not be validated: ${error instanceof Error ? error.message : String(error)}.`,
+          param: ""
+        })
+      )
+    }
+  }
+}
