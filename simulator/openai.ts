@@ -107,6 +107,15 @@ export const prepareOpenAI = (body: unknown, memory: Memory): Prepared | Reply =
       return invalid(`Invalid '${name}': integer below minimum value. Expected a value >= 1.`)
     }
   }
+  // DeepSeek in thinking mode needs each earlier tool-calling assistant turn back with its reasoning_content.
+  const thinking = body["thinking"]
+  const thinkingMode = /deepseek/i.test(model) && (/reasoner/i.test(model) || (isRecord(thinking) && thinking["type"] === "enabled"))
+  if (thinkingMode) {
+    const missing = messages.findIndex(
+      (m) => isRecord(m) && m["role"] === "assistant" && Array.isArray(m["tool_calls"]) && m["tool_calls"].length > 0 && typeof m["reasoning_content"] !== "string"
+    )
+    if (missing >= 0) return invalid(`Missing \`reasoning_content\` field in the assistant message at message index ${missing}.`)
+  }
   return { model, stream: body["stream"] === true, generation: true, run: () => run(body, model, messages, memory) }
 }
 

@@ -144,3 +144,34 @@ describe("prompt caching", () => {
     expect(await ledgerSize()).toBe(holds)
   })
 })
+
+describe("reasoning replayed to a vendor that requires it", () => {
+  it("sends an earlier tool-calling turn's reasoning back as reasoning_content to DeepSeek, which refuses the turn without it", async () => {
+    const history = (reasoning: string | undefined) => [
+      { role: "user", content: "Use the get_weather tool for Paris" },
+      {
+        role: "assistant",
+        content: null,
+        ...(reasoning === undefined ? {} : { reasoning }),
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\"}" } }]
+      },
+      { role: "tool", tool_call_id: "call_1", content: "18 C" }
+    ]
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }]
+    const served = await openai.chat.completions.create({
+      model: "deepseek/deepseek-reasoner",
+      max_tokens: 2048,
+      tools: tools as never,
+      messages: history("The user wants Paris weather; call the tool.") as never
+    })
+    expect(served.choices[0]!.finish_reason).toBe("stop")
+    const log = (await (await fetch(`${fx.simulatorUrl}/__control/requests`)).json()) as Array<{ body: any }>
+    const sent = log.filter((entry) => entry.body?.model === "deepseek-reasoner").at(-1)!.body
+    expect(sent.messages[1].reasoning_content).toBe("The user wants Paris weather; call the tool.")
+    const refused = await refusal(() =>
+      openai.chat.completions.create({ model: "deepseek/deepseek-reasoner", max_tokens: 2048, tools: tools as never, messages: history(undefined) as never })
+    )
+    expect(refused).toBeInstanceOf(OpenAI.UnprocessableEntityError)
+    expect((refused as any).message).toMatch(/reasoning_content/)
+  })
+})

@@ -212,6 +212,27 @@ describe("OpenAI chat completions", () => {
     expect(plain.usage!.completion_tokens_details!.reasoning_tokens).toBe(0)
   })
 
+  it("refuses, like DeepSeek in thinking mode, an earlier tool-calling assistant turn without its reasoning_content", async () => {
+    const turn = (withReasoning: boolean) => [
+      { role: "user", content: "Use the tool" },
+      {
+        role: "assistant",
+        content: null,
+        ...(withReasoning ? { reasoning_content: "thinking it over" } : {}),
+        tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }]
+      },
+      { role: "tool", tool_call_id: "c1", content: "done" }
+    ]
+    const refused = await openai.chat.completions.create({ model: "deepseek-reasoner", messages: turn(false) as never }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((refused as Error).message).toContain("Missing `reasoning_content` field in the assistant message at message index 1")
+    const served = await openai.chat.completions.create({ model: "deepseek-reasoner", messages: turn(true) as never })
+    expect(served.choices[0]!.message.content).toEqual(expect.any(String))
+    // Outside thinking mode the turn needs no reasoning.
+    const chat = await openai.chat.completions.create({ model: "deepseek-chat", messages: turn(false) as never })
+    expect(chat.choices[0]!.finish_reason).toBeDefined()
+  })
+
   it("returns DeepSeek reasoning_content and DeepSeek cache fields", async () => {
     const messages = [{ role: "user" as const, content: "Why is the sky blue?" }]
     const r = await openai.chat.completions.create({ model: "deepseek-reasoner", messages })
