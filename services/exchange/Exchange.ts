@@ -339,7 +339,9 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                 (done) =>
                   Effect.sync(() => {
                     holdClosed = true
-                    reconcile((done.usage.freshInput ?? 0) + (done.usage.cacheRead ?? 0) + (done.usage.output ?? 0))
+                    // Every input bucket counts towards a vendor's TPM, cache writes included.
+                    const u = done.usage
+                    reconcile((u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
                   }).pipe(
                     Effect.zipRight(logLine(requestId, model.key, completed, done.bill, createdAt))
                   )
