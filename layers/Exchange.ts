@@ -11,10 +11,12 @@ import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
+import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
 export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pipe(
   Layer.provideMerge(Exchange.Default),
+  Layer.provideMerge(UpstreamRouter.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(AutoRouter.Default),

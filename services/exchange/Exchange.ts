@@ -19,15 +19,7 @@ import {
   type Usage
 } from "../../domain/exchange/canonical.ts"
 import { estimateOutputTokens } from "../../domain/exchange/estimate.ts"
-import type { FailureKind } from "../../domain/exchange/keyPool.ts"
-import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
-import {
-  type CandidatePlan,
-  checkKeyBudgets,
-  checkWindows,
-  planCandidates,
-  type RoutableModel
-} from "../../domain/exchange/routing.ts"
+import { checkKeyBudgets, checkWindows, planCandidates } from "../../domain/exchange/routing.ts"
 import { AllKeysExhausted, InternalError, RateLimited, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
@@ -37,13 +29,12 @@ import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { type RateLimitDecision, rateLimitHeaders, RateLimits } from "../platform/RateLimits.ts"
-import { callUpstream } from "./Adapters.ts"
-import { AutoRouter, type Pin } from "./AutoRouter.ts"
-import { KeyPools } from "./KeyPools.ts"
+import { AutoRouter } from "./AutoRouter.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
 import type { UpstreamFailure } from "./upstreamHttp.ts"
+import { UpstreamRouter } from "./UpstreamRouter.ts"
 
 export type InboundFormat = "chat" | "messages"
 
@@ -77,35 +68,6 @@ const newRequestId = () => `gen_${randomBytes(12).toString("hex")}`
 /** wei as a decimal number of credits (for `x_credits_*`; the exact figures are the X-Compute-* headers). */
 const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
 
-interface Served {
-  readonly model: RoutableModel
-  readonly keyId: string
-  readonly events: Stream.Stream<ChatEvent, UpstreamFailure>
-  readonly reconcile: (tokens: number) => void
-}
-
-/** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
-const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
-  if (failure.kind === "timeout") return "timeout"
-  if (failure.kind !== "status") return "serverError"
-  const status = failure.status ?? 0
-  if (status === 429) return "rateLimited"
-  if (status >= 500 || status === 408 || status === 401 || status === 403) return "serverError"
-  return undefined
-}
-
-/** The vendor's own words from an error body, for a refusal passed on to the client. */
-const vendorMessage = (failure: UpstreamFailure): string => {
-  try {
-    const parsed = JSON.parse(failure.body ?? "") as { error?: { message?: unknown }; message?: unknown }
-    const message = parsed.error?.message ?? parsed.message
-    if (typeof message === "string") return message
-  } catch {
-    // not JSON: fall through
-  }
-  return failure.message
-}
-
 export class Exchange extends Effect.Service<Exchange>()("Exchange", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig
@@ -116,7 +78,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const usage = yield* UsageReports
     const autoRouter = yield* AutoRouter
     const rateLimits = yield* RateLimits
-    const keyPools = yield* KeyPools
+    const router = yield* UpstreamRouter
 
     /**
      * The key's inference request rate (DESIGN.md section 12): refused with 429 before anything is planned or reserved;
@@ -157,68 +119,6 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       endUser === undefined || fingerprintKey === undefined
         ? undefined
         : createHmac("sha256", Redacted.value(fingerprintKey)).update(endUser).digest("hex").slice(0, 32)
-
-    /** Tries each candidate's keys in order until one answers; the attempts are recorded either way. */
-    const route = (
-      chat: ChatRequest,
-      plan: CandidatePlan,
-      stream: boolean,
-      inputTokensOf: (m: RoutableModel) => number,
-      outputTokens: number,
-      attempts: Array<Attempt>,
-      pin: Pin | undefined
-    ) =>
-      Effect.gen(function* () {
-        for (const model of plan.candidates) {
-          if (providers.pool(model.provider.name) === undefined) continue
-          const tried = new Set<string>()
-          const tokens = inputTokensOf(model) + outputTokens
-          for (;;) {
-            const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
-            if (admission === undefined) {
-              attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
-              break
-            }
-            tried.add(admission.key.id)
-            const started = Date.now()
-            const outcome = yield* Effect.either(
-              callUpstream(chat, {
-                provider: model.provider,
-                key: admission.key,
-                upstreamModel: model.card.sdkId,
-                vendor: model.vendor,
-                traits: model.traits,
-                defaultMaxTokens: outputTokens,
-                firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
-              }, stream)
-            )
-            if (Either.isRight(outcome)) {
-              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: Date.now() - started })
-              return Option.some<Served>({ model, keyId: admission.key.id, events: outcome.right, reconcile: admission.reconcile })
-            }
-            const failure = outcome.left
-            attempts.push({
-              model: model.key,
-              provider: model.provider.name,
-              key: admission.key.id,
-              outcome: failure.kind,
-              status: failure.status ?? null,
-              message: failure.message,
-              ms: Date.now() - started
-            })
-            const kind = failureKind(failure)
-            if (kind === undefined) {
-              admission.reconcile(0)
-              return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
-            }
-            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, Date.now()))
-            yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
-              Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
-            )
-          }
-        }
-        return Option.none<Served>()
-      })
 
     const serve = <Body>(call: InferenceCall, renderer: Renderer<Body>) =>
       Effect.gen(function* () {
@@ -281,7 +181,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           const revision = latestRevision(snap.inputs)
 
           const run = Effect.gen(function* () {
-            const routed = yield* Effect.either(route(chat, plan, call.stream, inputTokensOf, outputTokens, attempts, pin))
+            const routed = yield* Effect.either(router.route({ chat, plan, stream: call.stream, inputTokensOf, outputTokens, attempts, pin }))
             if (Either.isLeft(routed)) {
               // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
               yield* Effect.ignore(ledger.release(requestId))

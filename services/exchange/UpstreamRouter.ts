@@ -1,0 +1,122 @@
+/**
+ * Calling upstream with fallback (DESIGN.md section 10): each candidate in order, each of its provider's keys the pool
+ * admits (a pinned conversation's key first), until one answers. A 429, 5xx, timeout or cut before the first event
+ * rests the key and moves on; a vendor's 4xx refusing the request itself aborts with 422 carrying its words. Every
+ * attempt is recorded for the stored bill.
+ */
+import { Effect, Either, Option, type Stream } from "effect"
+import type { ChatEvent, ChatRequest } from "../../domain/exchange/canonical.ts"
+import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts"
+import type { CandidatePlan, RoutableModel } from "../../domain/exchange/routing.ts"
+import { ValidationFailed } from "../../domain/errors.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { callUpstream } from "./Adapters.ts"
+import type { Pin } from "./AutoRouter.ts"
+import { KeyPools } from "./KeyPools.ts"
+import { Providers } from "./Providers.ts"
+import type { Attempt } from "./Settlement.ts"
+import type { UpstreamFailure } from "./upstreamHttp.ts"
+
+export interface RouteAttempt {
+  readonly chat: ChatRequest
+  readonly plan: CandidatePlan
+  readonly stream: boolean
+  readonly inputTokensOf: (m: RoutableModel) => number
+  readonly outputTokens: number
+  /** Filled in as the attempts are made. */
+  readonly attempts: Array<Attempt>
+  readonly pin: Pin | undefined
+}
+
+export interface Served {
+  readonly model: RoutableModel
+  readonly keyId: string
+  readonly events: Stream.Stream<ChatEvent, UpstreamFailure>
+  readonly reconcile: (tokens: number) => void
+}
+
+/** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
+const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
+  if (failure.kind === "timeout") return "timeout"
+  if (failure.kind !== "status") return "serverError"
+  const status = failure.status ?? 0
+  if (status === 429) return "rateLimited"
+  if (status >= 500 || status === 408 || status === 401 || status === 403) return "serverError"
+  return undefined
+}
+
+/** The vendor's own words from an error body, for a refusal passed on to the client. */
+const vendorMessage = (failure: UpstreamFailure): string => {
+  try {
+    const parsed = JSON.parse(failure.body ?? "") as { error?: { message?: unknown }; message?: unknown }
+    const message = parsed.error?.message ?? parsed.message
+    if (typeof message === "string") return message
+  } catch {
+    // not JSON: fall through
+  }
+  return failure.message
+}
+
+export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRouter", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const providers = yield* Providers
+    const keyPools = yield* KeyPools
+
+    /** Tries each candidate's keys in order until one answers; the attempts are recorded either way. */
+    const route = ({ attempts, chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.Effect<Option.Option<Served>, ValidationFailed> =>
+      Effect.gen(function* () {
+        for (const model of plan.candidates) {
+          if (providers.pool(model.provider.name) === undefined) continue
+          const tried = new Set<string>()
+          const tokens = inputTokensOf(model) + outputTokens
+          for (;;) {
+            const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
+            if (admission === undefined) {
+              attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
+              break
+            }
+            tried.add(admission.key.id)
+            const started = Date.now()
+            const outcome = yield* Effect.either(
+              callUpstream(chat, {
+                provider: model.provider,
+                key: admission.key,
+                upstreamModel: model.card.sdkId,
+                vendor: model.vendor,
+                traits: model.traits,
+                defaultMaxTokens: outputTokens,
+                firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
+              }, stream)
+            )
+            if (Either.isRight(outcome)) {
+              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: Date.now() - started })
+              return Option.some<Served>({ model, keyId: admission.key.id, events: outcome.right, reconcile: admission.reconcile })
+            }
+            const failure = outcome.left
+            attempts.push({
+              model: model.key,
+              provider: model.provider.name,
+              key: admission.key.id,
+              outcome: failure.kind,
+              status: failure.status ?? null,
+              message: failure.message,
+              ms: Date.now() - started
+            })
+            const kind = failureKind(failure)
+            if (kind === undefined) {
+              admission.reconcile(0)
+              return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
+            }
+            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, Date.now()))
+            yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
+              Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
+            )
+          }
+        }
+        return Option.none<Served>()
+      })
+
+    return { route } as const
+  })
+}) {}
