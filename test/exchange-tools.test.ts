@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { createHmac } from "node:crypto"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
+import { type ExchangeFixture, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
 
 const FINGERPRINT_KEY = "tools-test-fingerprint-key"
 
@@ -20,8 +20,9 @@ beforeAll(async () => {
   fx = await startExchangeFixture({ USER_FINGERPRINT_KEY: FINGERPRINT_KEY })
   const key = await fx.issueKey({ label: "tools tests" })
   await fx.grant(100n * ONE_CREDIT)
-  openai = new OpenAI({ apiKey: key.secret, baseURL: `${fx.baseUrl}/v1`, maxRetries: 0 })
-  anthropic = new Anthropic({ apiKey: key.secret, baseURL: fx.baseUrl, maxRetries: 0 })
+  const clients = sdkClients(fx.baseUrl, key.secret)
+  openai = clients.openai
+  anthropic = clients.anthropic
 }, 120_000)
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import OpenAI from "openai"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient, signInByWallet } from "./support/accounts.ts"
-import { type ExchangeFixture, expectedChargeWei, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
+import { type ExchangeFixture, expectedChargeWei, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
 
 let fx: ExchangeFixture
 let key: { id: string; secret: string }
@@ -36,8 +36,9 @@ beforeAll(async () => {
   fx = await startExchangeFixture()
   key = await fx.issueKey({ label: "exchange tests" })
   await fx.grant(100n * ONE_CREDIT)
-  openai = new OpenAI({ apiKey: key.secret, baseURL: `${fx.baseUrl}/v1`, maxRetries: 0 })
-  anthropic = new Anthropic({ apiKey: key.secret, baseURL: fx.baseUrl, maxRetries: 0 })
+  const clients = sdkClients(fx.baseUrl, key.secret)
+  openai = clients.openai
+  anthropic = clients.anthropic
 }, 120_000)
 
 afterAll(async () => {

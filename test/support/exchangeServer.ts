@@ -3,9 +3,11 @@
  * catalog is test/fixtures/exchange (OpenAI, Anthropic, Google and DeepSeek models at known prices) routed to the
  * simulator through simulator/providers.yaml, and a signed-in account with credits and an API key.
  */
+import Anthropic from "@anthropic-ai/sdk"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import OpenAI from "openai"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { startSimulator } from "../../simulator/server.ts"
 import { makeClient, signInByWallet } from "./accounts.ts"
@@ -124,3 +126,9 @@ export const expectedChargeWei = (legs: ReadonlyArray<readonly [tokens: number, 
   const sum = legs.reduce((acc, [tokens, rate]) => acc + BigInt(tokens) * usd18(rate), 0n)
   return (sum * 105n * 10n ** 18n) / (100n * 1_000_000n * 10n ** 18n)
 }
+
+/** The official SDKs pointed at our server with an API key (no retries: a refusal is seen as it is). */
+export const sdkClients = (baseUrl: string, secret: string) => ({
+  openai: new OpenAI({ apiKey: secret, baseURL: `${baseUrl}/v1`, maxRetries: 0 }),
+  anthropic: new Anthropic({ apiKey: secret, baseURL: baseUrl, maxRetries: 0 })
+})
