@@ -1,9 +1,11 @@
 /**
- * Accounts: identity (sign-in, sessions, signed requests), the credit ledger and API keys, composed for the handlers.
+ * Accounts: identity (sign-in, sessions, signed requests, points and referrals), the credit ledger and API keys,
+ * composed for the handlers; and the job that reconciles points balances.
  */
 import { Layer } from "effect"
+import { PointsReconcilerLive } from "../services/accounts/PointsReconciler.ts"
 import { IdentityLive } from "./Identity.ts"
 import { KeysLive } from "./Keys.ts"
 import { LedgerLive } from "./Ledger.ts"
 
-export const AccountsLive = KeysLive.pipe(Layer.provideMerge(Layer.mergeAll(IdentityLive, LedgerLive)))
+export const AccountsLive = Layer.merge(KeysLive, PointsReconcilerLive).pipe(Layer.provideMerge(Layer.mergeAll(IdentityLive, LedgerLive)))

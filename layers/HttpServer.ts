@@ -16,6 +16,7 @@ import { AuthHandlers } from "../src/handlers/auth.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
+import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
 import { ChatHandlers, EstimateHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
 import { UsageHandlers } from "../src/handlers/usage.ts"
@@ -36,6 +37,7 @@ export const HandlersLive = Layer.mergeAll(
   AuthHandlers,
   KeysHandlers,
   AccountHandlers,
+  PointsHandlers,
   UsageHandlers,
   ChatHandlers,
   MessagesHandlers,

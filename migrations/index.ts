@@ -13,6 +13,7 @@ import withdrawals from "./0008_withdrawals.ts"
 import generations from "./0009_generations.ts"
 import ledgerFunctions from "./0010_ledger_functions.ts"
 import routing from "./0011_routing.ts"
+import pointsReferrals from "./0012_points_referrals.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -25,5 +26,6 @@ export const migrations = {
   "0008_withdrawals": withdrawals,
   "0009_generations": generations,
   "0010_ledger_functions": ledgerFunctions,
-  "0011_routing": routing
+  "0011_routing": routing,
+  "0012_points_referrals": pointsReferrals
 }

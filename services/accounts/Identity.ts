@@ -1,7 +1,7 @@
 /**
- * CF IDs (SPEC "Identity record"): the one place an identity is created (`createIdentity`, which later issues extend
- * with sign-up points and referral attribution), with its personal account in the same transaction, and the reads
- * and edits of an identity. Every read is decoded through `IdentityRow`.
+ * CF IDs (SPEC "Identity record"): the one place an identity is created (`createIdentity`), with its personal account,
+ * its sign-up points and its referral attribution in the same transaction, and the reads and edits of an identity.
+ * Every read is decoded through `IdentityRow`.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
@@ -17,6 +17,8 @@ import {
 import { retryAfterSeconds, SIGNUPS_PER_IP } from "../../domain/accounts/policies.ts"
 import { AlreadyExists, Conflict, RateLimited } from "../../domain/errors.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+import { Points } from "./Points.ts"
+import { Referrals } from "./Referrals.ts"
 
 export interface Identity {
   readonly cfId: string
@@ -45,8 +47,11 @@ export interface NewIdentity {
   readonly walletAddress?: string
   /** Counted against SPEC's 10 creations per IP per 24 h; unknown (no socket address) is not limited. */
   readonly clientIp: string | undefined
-  /** The referral code the new user arrived with (attribution is a later issue's). */
-  readonly referralCode?: string
+  /**
+   * Referral codes the new user arrived with, in the order they are tried (domain/accounts/referrals.ts
+   * `referralCandidates`); the first naming another identity is credited. Ignored when the identity exists.
+   */
+  readonly referralCodes?: ReadonlyArray<string>
 }
 
 /** How many fresh ids to draw before a collision (60 and 40 random bits) is taken for something else. */
@@ -58,6 +63,8 @@ const isUniqueViolation = (error: unknown): boolean =>
 export class Identities extends Effect.Service<Identities>()("Identities", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const points = yield* Points
+    const referrals = yield* Referrals
 
     const selectIdentity = sql`
       SELECT i.cf_id, i.email, i.wallet_address, i.display_name, i.referral_code, i.points_balance::text AS points_balance,
@@ -122,7 +129,8 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
       })(undefined)
 
     /**
-     * Creates a CF ID and its personal account, in one transaction; the one place identities are born. When the
+     * Creates a CF ID and its personal account, with its sign-up bonus and, when it arrived through a referral, the
+     * confirmed referral and both sides' points, in one transaction; the one place identities are born. When the
      * e-mail or wallet was taken meanwhile (a concurrent first sign-in), answers the identity that took it.
      */
     const createIdentity = (fields: NewIdentity): Effect.Effect<Identity, RateLimited> =>
@@ -134,6 +142,12 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
               const [inserted] = yield* insertIdentity(fields)
               if (inserted !== undefined) {
                 yield* sql`INSERT INTO accounts ${sql.insert({ ownerCfId: inserted.cfId, kind: "personal" })}`
+                yield* points.awardSignup(inserted.cfId)
+                yield* referrals.attribute({
+                  referredCfId: inserted.cfId,
+                  candidates: fields.referralCodes ?? [],
+                  clientIp: fields.clientIp
+                })
                 return yield* Effect.flatten(byCfId(inserted.cfId))
               }
               const taken = yield* existing(fields)

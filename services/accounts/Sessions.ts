@@ -92,11 +92,24 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
         return { identity, extendedUntil: Option.some(extended.expiresAt) }
       })
 
+    /**
+     * The CF ID a live session names, without extending it: for requests that merely notice who is signed in (the
+     * oracle counting a model view), so the cookie refresh stays with the requests that can send it.
+     */
+    const peek = (token: string): Effect.Effect<Option.Option<string>> =>
+      TOKEN_PATTERN.test(token)
+        ? SqlSchema.findOne({
+            Request: Schema.String,
+            Result: Schema.Struct({ cfId: Schema.String }),
+            execute: (h) => sql`SELECT cf_id FROM sessions WHERE token_hash = ${h} AND expires_at > now()`
+          })(tokenHash(token)).pipe(Effect.map(Option.map((row) => row.cfId)), orDieAtRepository)
+        : Effect.succeed(Option.none())
+
     const revoke = (token: string) =>
       TOKEN_PATTERN.test(token)
         ? sql`DELETE FROM sessions WHERE token_hash = ${tokenHash(token)}`.pipe(Effect.asVoid, orDieAtRepository)
         : Effect.void
 
-    return { create, authenticate, revoke } as const
+    return { create, authenticate, peek, revoke } as const
   })
 }) {}

@@ -2,15 +2,21 @@
  * Sign-in (DESIGN section 11): by e-mail code or by wallet (SIWE), each ending in a session for the CF ID the proof
  * names, created on first sign-in; and a wallet-only identity adding an e-mail by a code sent to it. The proof is
  * consumed in the transaction that signs in, so a refused sign-in (the sign-up limit) leaves it usable.
+ *
+ * A sign-up is attributed to the referral code of the request's `cf_ref` cookie (first touch), else to the one the
+ * client sent; each sign-in earns the day's login points (Points.recordLogin) in the same transaction.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { CodePurpose } from "../../domain/accounts/emailCode.ts"
+import { referralCandidates } from "../../domain/accounts/referrals.ts"
 import { AlreadyExists, Conflict } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { EmailCodes } from "./EmailCodes.ts"
 import { Identities, type Identity } from "./Identity.ts"
+import { Points } from "./Points.ts"
+import { referralCookieOfRequest } from "./Referrals.ts"
 import { Sessions } from "./Sessions.ts"
 import { Siwe } from "./Siwe.ts"
 
@@ -27,6 +33,7 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const codes = yield* EmailCodes
     const sessions = yield* Sessions
     const siwe = yield* Siwe
+    const points = yield* Points
 
     /** The authority SIWE messages must name: PUBLIC_BASE_URL's when set, else the Host the client used. */
     const siweDomain = (hostHeader: string | undefined) =>
@@ -44,14 +51,12 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const verifyEmail = (input: { readonly email: string; readonly code: string; readonly referralCode?: string | undefined; readonly clientIp: string | undefined }) =>
       Effect.gen(function* () {
         const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
+        const referralCodes = referralCandidates(yield* referralCookieOfRequest, input.referralCode)
         return yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* consume
-            const identity = yield* identities.signInAs({
-              email: input.email,
-              clientIp: input.clientIp,
-              ...(input.referralCode === undefined ? {} : { referralCode: input.referralCode })
-            })
+            const identity = yield* identities.signInAs({ email: input.email, clientIp: input.clientIp, referralCodes })
+            yield* points.recordLogin(identity.cfId)
             const session = yield* sessions.create(identity.cfId, "email", input.clientIp)
             return { identity, session } satisfies SignedIn
           })
@@ -68,10 +73,12 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const verifySiwe = (input: { readonly message: string; readonly signature: string; readonly clientIp: string | undefined; readonly hostHeader: string | undefined }) =>
       Effect.gen(function* () {
         const verified = yield* siwe.verify({ message: input.message, signature: input.signature, domain: siweDomain(input.hostHeader) })
+        const referralCodes = referralCandidates(yield* referralCookieOfRequest, undefined)
         return yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* siwe.consumeNonce(verified.nonce)
-            const identity = yield* identities.signInAs({ walletAddress: verified.address, clientIp: input.clientIp })
+            const identity = yield* identities.signInAs({ walletAddress: verified.address, clientIp: input.clientIp, referralCodes })
+            yield* points.recordLogin(identity.cfId)
             const session = yield* sessions.create(identity.cfId, "siwe", input.clientIp)
             return { identity, session } satisfies SignedIn
           })

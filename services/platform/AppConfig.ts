@@ -69,6 +69,13 @@ export const appConfig = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: port("PORT", 8080),
   publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
+  // The public site (SPEC {site_url}): only referral links name it.
+  siteUrl: optionalString("SITE_URL").pipe(
+    Config.validate({
+      message: "SITE_URL must be an http(s) URL",
+      validation: (value) => Option.match(value, { onNone: () => true, onSome: (url) => /^https?:\/\/\S+$/.test(url) })
+    })
+  ),
   trustProxy,
   logLevel: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
   logFormat: Config.literal(...LogFormat)("LOG_FORMAT").pipe(
@@ -176,6 +183,10 @@ export const appConfig = Config.all({
     holdSweepIntervalSeconds: nonNegativeNumber("HOLD_SWEEP_INTERVAL_SECONDS", 60),
     // How often one replica reads the treasury's Deposited events and credits them; 0: off.
     fundingScanIntervalSeconds: nonNegativeNumber("FUNDING_SCAN_INTERVAL_SECONDS", 5)
+  }),
+  points: Config.all({
+    // How often one replica reconciles identities' points_balance with the points ledger; 0: off.
+    reconcileIntervalSeconds: nonNegativeNumber("POINTS_RECONCILE_INTERVAL_SECONDS", 60)
   })
 })
 

@@ -7,6 +7,7 @@ import { AccountGroup } from "./AccountApi.ts"
 import { DocsGroup } from "./DocsApi.ts"
 import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
+import { LeaderboardGroup, PointsGroup, ReferralLinksGroup, ReferralsGroup } from "./PointsApi.ts"
 import { ServiceGroup } from "./ServiceApi.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
 
@@ -18,6 +19,10 @@ export class PublicApi extends HttpApi.make("public")
   .add(MeGroup)
   .add(KeysGroup)
   .add(AccountGroup)
+  .add(PointsGroup)
+  .add(LeaderboardGroup)
+  .add(ReferralsGroup)
+  .add(ReferralLinksGroup)
   .addError(AlwaysPossibleErrors[0])
   .addError(AlwaysPossibleErrors[1])
   .annotate(OpenApi.Title, "Compute Exchange API")

@@ -1,11 +1,15 @@
 /**
  * The public oracle endpoints: decode, call OracleReads, encode. Every answer comes from the in-memory snapshot;
  * the hot reads (src/http/hotReads.ts) are its pre-serialized bodies, served exactly as the fast path serves them.
+ * A read of one model's pricing (the model, its price-at and its price history) sent with a session cookie is also
+ * handed to Points as an oracle interaction; those routes are never hot reads, so the fast path does not see them.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { historyCsv, priceHistoryCsv } from "../../domain/oracle/render.ts"
 import * as S from "../../domain/oracle/schemas.ts"
+import { Points } from "../../services/accounts/Points.ts"
+import { SESSION_COOKIE } from "../../services/accounts/Sessions.ts"
 import { ContractMetadata } from "../../services/oracle/ContractMetadata.ts"
 import { OracleReads } from "../../services/oracle/OracleReads.ts"
 import type { BodyName } from "../../services/oracle/OracleSnapshot.ts"
@@ -47,6 +51,14 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
     )
     const acceptsCsv = Effect.map(HttpServerRequest.HttpServerRequest, (request) => wantsCsv(request.headers["accept"]))
 
+    const points = yield* Points
+    /** A model's pricing was read: an oracle interaction when a session cookie came with it (anonymous reads: nothing). */
+    const viewed = (modelKey: string) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const token = request.headers["cookie"] === undefined ? undefined : request.cookies[SESSION_COOKIE]
+        return token === undefined ? Effect.void : points.recordModelView(token, modelKey)
+      })
+
     return handlers
       .handle("scu", served("/v1/oracle/scu"))
       .handle("basket", served("/v1/oracle/basket"))
@@ -77,15 +89,22 @@ export const OracleHandlers = HttpApiBuilder.group(ServerApi, "oracle", (handler
       .handle("scuAt", ({ urlParams }) =>
         Effect.map(reads.scuAt(urlParams.date), (view) => (view === undefined ? noContent : encoded(S.ScuAtResponse, view)))
       )
-      .handle("model", ({ path }) => Effect.map(reads.model(path.key), (entry) => encoded(S.ModelEntry, entry)))
+      .handle("model", ({ path }) =>
+        reads.model(path.key).pipe(
+          Effect.tap((entry) => viewed(entry.id)),
+          Effect.map((entry) => encoded(S.ModelEntry, entry))
+        )
+      )
       .handle("priceAt", ({ path, urlParams }) =>
-        Effect.map(reads.priceAt(path.key, urlParams.date), (view) =>
-          encoded(S.PriceAtResponse, view, cacheHeaders("/v1/oracle/models/{key}/price-at"))
+        reads.priceAt(path.key, urlParams.date).pipe(
+          Effect.tap((view) => viewed(view.modelKey)),
+          Effect.map((view) => encoded(S.PriceAtResponse, view, cacheHeaders("/v1/oracle/models/{key}/price-at")))
         )
       )
       .handle("priceHistory", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const view = yield* reads.priceHistory(path.key, urlParams)
+          yield* viewed(view.modelKey)
           return (yield* acceptsCsv) ? csv(priceHistoryCsv(view)) : encoded(S.PriceHistoryResponse, view)
         })
       )
