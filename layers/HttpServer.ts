@@ -16,6 +16,7 @@ import { AuthHandlers } from "../src/handlers/auth.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
+import { InvitationPageHandlers, OrgsHandlers } from "../src/handlers/orgs.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
 import { ChatHandlers, EstimateHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
@@ -38,6 +39,8 @@ export const HandlersLive = Layer.mergeAll(
   KeysHandlers,
   AccountHandlers,
   PointsHandlers,
+  OrgsHandlers,
+  InvitationPageHandlers,
   UsageHandlers,
   ChatHandlers,
   MessagesHandlers,

@@ -1,11 +1,14 @@
 /**
  * Identity (issue 9): mail, sign-in, sessions and signed requests, and the SessionAuth middleware every group behind
- * a session uses; with points and referrals (issue 12), which identity creation and sign-in award. SqlClient and
+ * a session uses; with points and referrals (issue 12), which identity creation and sign-in award, and organizations with
+ * their invitations. SqlClient and
  * AppConfig come from outside.
  */
 import { Layer } from "effect"
 import { EmailCodes } from "../services/accounts/EmailCodes.ts"
 import { Identities } from "../services/accounts/Identity.ts"
+import { Invitations } from "../services/accounts/Invitations.ts"
+import { Organizations } from "../services/accounts/Organizations.ts"
 import { Mailer } from "../services/accounts/Mailer.ts"
 import { Points } from "../services/accounts/Points.ts"
 import { Referrals } from "../services/accounts/Referrals.ts"
@@ -16,7 +19,8 @@ import { Siwe } from "../services/accounts/Siwe.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { SessionAuthLive } from "../src/handlers/auth.ts"
 
-const IdentityServicesLive = SignIn.Default.pipe(
+const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default).pipe(
+  Layer.provideMerge(Organizations.Default),
   Layer.provideMerge(
     Layer.mergeAll(EmailCodes.Default, Siwe.Default, SignedRequests.Default)
   ),

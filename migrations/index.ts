@@ -14,6 +14,7 @@ import generations from "./0009_generations.ts"
 import ledgerFunctions from "./0010_ledger_functions.ts"
 import routing from "./0011_routing.ts"
 import pointsReferrals from "./0012_points_referrals.ts"
+import organizations from "./0013_organizations.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -27,5 +28,6 @@ export const migrations = {
   "0009_generations": generations,
   "0010_ledger_functions": ledgerFunctions,
   "0011_routing": routing,
-  "0012_points_referrals": pointsReferrals
+  "0012_points_referrals": pointsReferrals,
+  "0013_organizations": organizations
 }

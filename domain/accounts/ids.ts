@@ -42,6 +42,13 @@ export const cfIdFrom = (random: Uint8Array): string => CF_ID_PREFIX + base32(ra
 /** `cf_ref_` + 8 base32 characters (40 random bits). */
 export const referralCodeFrom = (random: Uint8Array): string => REFERRAL_CODE_PREFIX + base32(random, 8)
 
+export const ORGANIZATION_ID_PREFIX = "org_"
+export const ORGANIZATION_ID_RANDOM_BYTES = bytesFor(12)
+export const ORGANIZATION_ID_PATTERN = /^org_[a-z2-7]{12}$/
+
+/** `org_` + 12 base32 characters (60 random bits): the public id of an organization. */
+export const organizationIdFrom = (random: Uint8Array): string => ORGANIZATION_ID_PREFIX + base32(random, 12)
+
 /** E-mail addresses are compared and stored trimmed and lower-case: one CF ID per mailbox however it is typed. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase()
 

@@ -68,6 +68,10 @@ export class Mailer extends Effect.Service<Mailer>()("Mailer", {
         }
       })
 
-    return { sendCode, delivers: Option.isSome(smtp) } as const
+    /** Any other message (an invitation): over SMTP, or into the outbox when none is configured. */
+    const send = (to: string, message: { readonly subject: string; readonly text: string }): Effect.Effect<void, ServiceUnavailable> =>
+      deliver(to, message)
+
+    return { sendCode, send, delivers: Option.isSome(smtp) } as const
   })
 }) {}

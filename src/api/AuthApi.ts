@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CODE_PATTERN } from "../../domain/accounts/emailCode.ts"
-import { EMAIL_PATTERN, MAX_DISPLAY_NAME_LENGTH, MAX_EMAIL_LENGTH, REFERRAL_CODE_PATTERN } from "../../domain/accounts/ids.ts"
+import { MAX_DISPLAY_NAME_LENGTH, REFERRAL_CODE_PATTERN } from "../../domain/accounts/ids.ts"
 import {
   AlreadyExists,
   Conflict,
@@ -17,12 +17,7 @@ import {
 } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
-
-const Email = Schema.Trim.pipe(
-  Schema.maxLength(MAX_EMAIL_LENGTH),
-  Schema.pattern(EMAIL_PATTERN, { message: () => "expected an e-mail address" })
-).annotations({ description: "E-mail address (compared case-insensitively)", examples: ["alice@example.com"] })
+import { Email, reportAllIssues } from "./shared.ts"
 
 const Code = Schema.String.pipe(Schema.pattern(CODE_PATTERN, { message: () => "expected the 6-digit code from the e-mail" })).annotations({
   description: "The 6-digit code from the e-mail",

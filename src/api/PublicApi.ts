@@ -7,6 +7,7 @@ import { AccountGroup } from "./AccountApi.ts"
 import { DocsGroup } from "./DocsApi.ts"
 import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
+import { InvitationPageGroup, OrgsGroup } from "./OrgsApi.ts"
 import { LeaderboardGroup, PointsGroup, ReferralLinksGroup, ReferralsGroup } from "./PointsApi.ts"
 import { ServiceGroup } from "./ServiceApi.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
@@ -19,6 +20,8 @@ export class PublicApi extends HttpApi.make("public")
   .add(MeGroup)
   .add(KeysGroup)
   .add(AccountGroup)
+  .add(OrgsGroup)
+  .add(InvitationPageGroup)
   .add(PointsGroup)
   .add(LeaderboardGroup)
   .add(ReferralsGroup)

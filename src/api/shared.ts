@@ -1,9 +1,10 @@
 /**
- * Pieces every API definition shares: the error schemas declared on all operations, and response
- * schemas of the documentation endpoints.
+ * Pieces every API definition shares: the error schemas declared on all operations, the e-mail address field, and
+ * response schemas of the documentation endpoints.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import { EMAIL_PATTERN, MAX_EMAIL_LENGTH } from "../../domain/accounts/ids.ts"
 import { InternalError, ServiceUnavailable } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 
@@ -41,3 +42,9 @@ export const NotModified = HttpApiSchema.Empty(304).annotations({
  */
 export const reportAllIssues = <S extends Schema.Schema.Any>(schema: S): S =>
   schema.annotations({ parseOptions: { errors: "all" } }) as S
+
+/** An e-mail address as the API takes it: trimmed, at most 254 characters, one `@` and a dotted domain. */
+export const Email = Schema.Trim.pipe(
+  Schema.maxLength(MAX_EMAIL_LENGTH),
+  Schema.pattern(EMAIL_PATTERN, { message: () => "expected an e-mail address" })
+).annotations({ description: "E-mail address (compared case-insensitively)", examples: ["alice@example.com"] })

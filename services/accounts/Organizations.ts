@@ -1,0 +1,232 @@
+/**
+ * Organizations (SPEC.md "Organization and invitation", "Organization rules"; DESIGN.md sections 11-12): create (at
+ * most 10 owned), list, read, delete (the owner, once every other member left and no credit is left in it), members
+ * (e-mails masked for Members), removal and leaving (at once; every API key the member issued on the organization's
+ * account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { randomBytes } from "node:crypto"
+import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../../domain/accounts/ids.ts"
+import { actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
+import { Conflict, NotFound } from "../../domain/errors.ts"
+import { orDieUnlessUnavailable } from "../platform/Database.ts"
+
+export interface OrganizationView {
+  readonly id: string
+  readonly name: string
+  /** The caller's role in it. */
+  readonly role: Role
+  readonly ownerCfId: string
+  readonly members: number
+  readonly createdAt: string
+}
+
+export interface MemberView {
+  readonly cfId: string
+  readonly displayName: string
+  /** Full for Owners and Admins, masked for Members (SPEC: masked, not refused); null when the member has none. */
+  readonly email: string | null
+  readonly role: Role
+  readonly joinedAt: string
+}
+
+export type ContextView =
+  | { readonly kind: "personal" }
+  | { readonly kind: "organization"; readonly orgId: string; readonly name: string; readonly role: Role }
+
+interface Membership {
+  readonly accountId: string
+  readonly id: string
+  readonly name: string
+  readonly ownerCfId: string
+  readonly role: Role
+  readonly createdAt: Date
+}
+
+const notFound = (orgId: string) => new NotFound({ message: `No organization ${orgId} of yours.` })
+
+export class Organizations extends Effect.Service<Organizations>()("Organizations", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => orDieUnlessUnavailable(sql.withTransaction(effect))
+
+    /** The caller's membership of a live organization (locking its row when asked), or 404: never another's. */
+    const membership = (cfId: string, orgId: string, lock = false) =>
+      Effect.flatMap(
+        orDieUnlessUnavailable(sql<Membership>`
+          SELECT o.account_id::text AS account_id, o.id, o.name, o.owner_cf_id, m.role, o.created_at
+          FROM organizations o JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = ${cfId}
+          WHERE o.id = ${orgId} AND o.deleted_at IS NULL
+          ${lock ? sql`FOR UPDATE OF o` : sql``}`),
+        (rows) => (rows[0] === undefined ? Effect.fail(notFound(orgId)) : Effect.succeed(rows[0]))
+      )
+
+    const memberCount = (accountId: string) =>
+      Effect.map(
+        orDieUnlessUnavailable(sql<{ n: number }>`SELECT count(*)::int AS n FROM organization_members WHERE account_id = ${accountId}::bigint`),
+        (rows) => rows[0]?.n ?? 0
+      )
+
+    const view = (m: Membership, members: number): OrganizationView => ({
+      id: m.id,
+      name: m.name,
+      role: m.role,
+      ownerCfId: m.ownerCfId,
+      members,
+      createdAt: m.createdAt.toISOString()
+    })
+
+    /** A new organization owned by `cfId`; its account starts empty. */
+    const create = (cfId: string, name: string) =>
+      transaction(
+        Effect.gen(function* () {
+          // Serialises one owner's creations so that two at once cannot both be the tenth.
+          yield* sql`SELECT cf_id FROM identities WHERE cf_id = ${cfId} FOR UPDATE`
+          const [owned] = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM organizations WHERE owner_cf_id = ${cfId} AND deleted_at IS NULL`
+          if ((owned?.n ?? 0) >= MAX_OWNED_ORGANIZATIONS) {
+            return yield* new Conflict({ message: `You own ${MAX_OWNED_ORGANIZATIONS} organizations, the most one user may own.` })
+          }
+          const [account] = yield* sql<{ id: string }>`
+            INSERT INTO accounts (owner_cf_id, kind) VALUES (${cfId}, 'organization') RETURNING id::text AS id`
+          const id = organizationIdFrom(randomBytes(ORGANIZATION_ID_RANDOM_BYTES))
+          const [created] = yield* sql<{ createdAt: Date }>`
+            INSERT INTO organizations (account_id, id, name, owner_cf_id) VALUES (${account!.id}::bigint, ${id}, ${name}, ${cfId})
+            RETURNING created_at`
+          yield* sql`INSERT INTO organization_members (account_id, cf_id, role) VALUES (${account!.id}::bigint, ${cfId}, 'owner')`
+          return view({ accountId: account!.id, id, name, ownerCfId: cfId, role: "owner", createdAt: created!.createdAt }, 1)
+        })
+      )
+
+    /** The caller's organizations, oldest first. */
+    const list = (cfId: string) =>
+      Effect.map(
+        orDieUnlessUnavailable(sql<Membership & { members: number }>`
+          SELECT o.account_id::text AS account_id, o.id, o.name, o.owner_cf_id, m.role, o.created_at,
+            (SELECT count(*)::int FROM organization_members x WHERE x.account_id = o.account_id) AS members
+          FROM organizations o JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = ${cfId}
+          WHERE o.deleted_at IS NULL
+          ORDER BY o.created_at, o.id`),
+        (rows) => rows.map((row) => view(row, row.members))
+      )
+
+    const read = (cfId: string, orgId: string) =>
+      Effect.flatMap(membership(cfId, orgId), (m) => Effect.map(memberCount(m.accountId), (n) => view(m, n)))
+
+    /** The members, owner first; Members see the others' e-mails masked. */
+    const members = (cfId: string, orgId: string) =>
+      Effect.gen(function* () {
+        const m = yield* membership(cfId, orgId)
+        const rows = yield* orDieUnlessUnavailable(sql<{ cfId: string; displayName: string; email: string | null; role: Role; joinedAt: Date }>`
+          SELECT i.cf_id, i.display_name, i.email, m.role, m.joined_at
+          FROM organization_members m JOIN identities i ON i.cf_id = m.cf_id
+          WHERE m.account_id = ${m.accountId}::bigint
+          ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, m.joined_at, i.cf_id`)
+        const full = refusal(m.role, "seeEmails", "Seeing e-mail addresses") === undefined
+        return rows.map((row): MemberView => ({
+          cfId: row.cfId,
+          displayName: row.displayName,
+          email: row.email === null ? null : full || row.cfId === cfId ? row.email : maskEmail(row.email),
+          role: row.role,
+          joinedAt: row.joinedAt.toISOString()
+        }))
+      })
+
+    /** Takes `memberCfId` out: the membership row, their keys on the organization's account, their context there. */
+    const expel = (accountId: string, memberCfId: string) =>
+      Effect.gen(function* () {
+        yield* sql`DELETE FROM organization_members WHERE account_id = ${accountId}::bigint AND cf_id = ${memberCfId}`
+        // A revision bump makes every replica's key cache drop the keys at once (services/accounts/ApiKeys.ts).
+        yield* sql`
+          UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
+            revision = nextval('api_key_revision_seq')
+          WHERE account_id = ${accountId}::bigint AND issued_by_cf_id = ${memberCfId} AND status <> 'revoked'`
+        yield* sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${memberCfId} AND active_account_id = ${accountId}::bigint`
+      })
+
+    /** Removal by another member: Admins remove Members, the Owner removes Admins; the Owner is never removed. */
+    const removeMember = (cfId: string, orgId: string, memberCfId: string) =>
+      transaction(
+        Effect.gen(function* () {
+          const m = yield* membership(cfId, orgId, true)
+          const [target] = yield* sql<{ role: Role }>`
+            SELECT role FROM organization_members WHERE account_id = ${m.accountId}::bigint AND cf_id = ${memberCfId}`
+          if (target === undefined) return yield* new NotFound({ message: `${memberCfId} is not a member of ${orgId}.` })
+          if (target.role === "owner") return yield* new Conflict({ message: "The owner cannot be removed." })
+          if (memberCfId === cfId) return yield* new Conflict({ message: "Use leave to take yourself out of an organization." })
+          const refused = refusal(m.role, actionOverRole(target.role)!, `Removing ${target.role === "admin" ? "an admin" : "a member"}`)
+          if (refused !== undefined) return yield* refused
+          yield* expel(m.accountId, memberCfId)
+          return { removed: memberCfId }
+        })
+      )
+
+    /** Leaving takes effect at once; the owner cannot leave (it deletes the organization instead). */
+    const leave = (cfId: string, orgId: string) =>
+      transaction(
+        Effect.gen(function* () {
+          const m = yield* membership(cfId, orgId, true)
+          if (m.role === "owner") {
+            return yield* new Conflict({ message: "The owner cannot leave; delete the organization once every other member has left." })
+          }
+          yield* expel(m.accountId, cfId)
+          return { left: orgId }
+        })
+      )
+
+    /** The owner deletes it once every other member is gone and no credit is left in it; its keys are revoked. */
+    const remove = (cfId: string, orgId: string) =>
+      transaction(
+        Effect.gen(function* () {
+          const m = yield* membership(cfId, orgId, true)
+          const refused = refusal(m.role, "deleteOrganization", "Deleting the organization")
+          if (refused !== undefined) return yield* refused
+          if ((yield* memberCount(m.accountId)) > 1) {
+            return yield* new Conflict({ message: "Remove every other member before deleting the organization." })
+          }
+          const [account] = yield* sql<{ balanceWei: string; reservedWei: string }>`
+            SELECT balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei FROM accounts WHERE id = ${m.accountId}::bigint FOR UPDATE`
+          if (BigInt(account!.balanceWei) !== 0n || BigInt(account!.reservedWei) !== 0n) {
+            return yield* new Conflict({ message: "The organization still holds credits or live reservations; it can be deleted once it holds none." })
+          }
+          yield* expel(m.accountId, cfId)
+          yield* sql`UPDATE organizations SET deleted_at = now() WHERE account_id = ${m.accountId}::bigint`
+          yield* sql`
+            UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
+              revision = nextval('api_key_revision_seq')
+            WHERE account_id = ${m.accountId}::bigint AND status <> 'revoked'`
+          return { deleted: orgId }
+        })
+      )
+
+    /** Switches the caller's active context: an organization it belongs to, or null for the personal account. */
+    const setContext = (cfId: string, orgId: string | null): Effect.Effect<ContextView, NotFound> =>
+      orgId === null
+        ? Effect.as(orDieUnlessUnavailable(sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${cfId}`), { kind: "personal" as const })
+        : transaction(
+          Effect.gen(function* () {
+            const m = yield* membership(cfId, orgId)
+            yield* sql`UPDATE identities SET active_account_id = ${m.accountId}::bigint WHERE cf_id = ${cfId}`
+            return { kind: "organization" as const, orgId: m.id, name: m.name, role: m.role }
+          })
+        )
+
+    /** The caller's active context as it stands (a context whose membership ended reads as personal). */
+    const context = (cfId: string): Effect.Effect<ContextView> =>
+      Effect.map(
+        orDieUnlessUnavailable(sql<{ id: string; name: string; role: Role }>`
+          SELECT o.id, o.name, m.role
+          FROM identities i
+          JOIN organizations o ON o.account_id = i.active_account_id AND o.deleted_at IS NULL
+          JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = i.cf_id
+          WHERE i.cf_id = ${cfId}`),
+        (rows): ContextView => {
+          const row = rows[0]
+          return row === undefined ? { kind: "personal" } : { kind: "organization", orgId: row.id, name: row.name, role: row.role }
+        }
+      )
+
+    return { create, list, read, members, removeMember, leave, remove, setContext, context, membership: (cfId: string, orgId: string) => Effect.option(membership(cfId, orgId)).pipe(Effect.map(Option.getOrUndefined)) } as const
+  })
+}) {}

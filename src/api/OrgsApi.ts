@@ -1,0 +1,216 @@
+/**
+ * Organizations (DESIGN.md section 11, orgs row; SPEC.md "Organization rules"): create, list, read, delete, members,
+ * removal, leaving, and the active context. A session or a signed request (SessionAuth).
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ORGANIZATION_ID_PATTERN } from "../../domain/accounts/ids.ts"
+import { INVITATION_TOKEN_PATTERN } from "../../domain/accounts/invitations.ts"
+import {
+  Conflict,
+  Forbidden,
+  InvitationAlreadyAccepted,
+  InvitationExpired,
+  InvitationRevoked,
+  NotFound,
+  OrganizationRole,
+  OrgRoleRequired,
+  ServiceUnavailable,
+  ValidationFailed
+} from "../../domain/errors.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+import { SessionAuth } from "./SessionAuth.ts"
+import { Email, reportAllIssues } from "./shared.ts"
+
+const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
+
+const OrgId = Schema.String.pipe(Schema.pattern(ORGANIZATION_ID_PATTERN)).annotations({
+  description: "An organization's id: org_ and 12 base32 characters",
+  jsonSchema: { type: "string", pattern: ORGANIZATION_ID_PATTERN.source }
+})
+const CfId = Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/)).annotations({ description: "A CF ID" })
+
+export const OrganizationView = Schema.Struct({
+  id: OrgId,
+  name: Schema.String,
+  role: OrganizationRole.annotations({ description: "Your role in it" }),
+  ownerCfId: Schema.String,
+  members: Schema.Number.annotations({ description: "How many members it has, the owner included" }),
+  createdAt: Timestamp
+}).annotations({ identifier: "Organization" })
+
+export const MemberView = Schema.Struct({
+  cfId: Schema.String,
+  displayName: Schema.String,
+  email: Schema.NullOr(Schema.String).annotations({ description: "Masked (al***@example.com) when you are a Member; null when none" }),
+  role: OrganizationRole,
+  joinedAt: Timestamp
+}).annotations({ identifier: "OrganizationMember" })
+
+export const ContextView = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("personal") }),
+  Schema.Struct({ kind: Schema.Literal("organization"), orgId: OrgId, name: Schema.String, role: OrganizationRole })
+).annotations({ identifier: "ActiveContext", description: "Where the session's requests act and are paid from" })
+
+const CreateOrganization = reportAllIssues(
+  Schema.Struct({ name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)) })
+)
+const ContextChange = reportAllIssues(Schema.Struct({ orgId: Schema.NullOr(OrgId) }))
+
+const InvitationState = Schema.Literal("pending", "expired", "accepted", "revoked")
+const InvitedRole = Schema.Literal("admin", "member").annotations({ description: "The Owner role is never handed out" })
+
+export const InvitationView = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  role: InvitedRole,
+  state: InvitationState,
+  invitedBy: Schema.String.annotations({ description: "The inviter's display name" }),
+  createdAt: Timestamp,
+  expiresAt: Timestamp
+}).annotations({ identifier: "Invitation" })
+
+export const InvitationPageView = Schema.Union(
+  Schema.Struct({ state: Schema.Literal("pending"), organization: Schema.String, role: InvitedRole, invitedBy: Schema.String, expiresAt: Timestamp }),
+  Schema.Struct({ state: Schema.Literal("expired", "accepted", "revoked") })
+).annotations({ identifier: "InvitationPage", description: "A pending invitation in full; any other only its state" })
+
+const Invite = reportAllIssues(
+  Schema.Struct({
+    email: Email,
+    role: InvitedRole
+  })
+)
+const Token = Schema.String.pipe(Schema.pattern(INVITATION_TOKEN_PATTERN)).annotations({ description: "The token of the invitation's link" })
+const Accept = reportAllIssues(Schema.Struct({ token: Token }))
+
+const orgParam = HttpApiSchema.param("id", OrgId)
+const invitationParam = HttpApiSchema.param("invitationId", Schema.String.pipe(Schema.pattern(/^inv_[0-9a-f]{16}$/)))
+const tokenParam = HttpApiSchema.param("token", Token)
+const memberParam = HttpApiSchema.param("cfId", CfId)
+
+export class OrgsGroup extends HttpApiGroup.make("orgs")
+  .add(
+    HttpApiEndpoint.post("createOrganization", "/v1/orgs")
+      .setPayload(CreateOrganization)
+      .addSuccess(OrganizationView, { status: 201 })
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Create an organization you own (at most 10)")
+  )
+  .add(
+    HttpApiEndpoint.get("listOrganizations", "/v1/orgs")
+      .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(OrganizationView) }))
+      .annotate(OpenApi.Summary, "The organizations you belong to, with your role in each")
+  )
+  .add(
+    HttpApiEndpoint.get("getOrganization")`/v1/orgs/${orgParam}`
+      .addSuccess(OrganizationView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "One organization you belong to")
+  )
+  .add(
+    HttpApiEndpoint.del("deleteOrganization")`/v1/orgs/${orgParam}`
+      .addSuccess(Schema.Struct({ deleted: OrgId }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Delete an organization (the owner, once every other member left and it holds no credit)")
+  )
+  .add(
+    HttpApiEndpoint.get("listMembers")`/v1/orgs/${orgParam}/members`
+      .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(MemberView) }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "The members with their roles (e-mails masked for Members)")
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember")`/v1/orgs/${orgParam}/members/${memberParam}`
+      .addSuccess(Schema.Struct({ removed: Schema.String }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Remove a member at once (Admins remove Members, the Owner removes Admins); their keys here are revoked")
+  )
+  .add(
+    HttpApiEndpoint.post("leaveOrganization")`/v1/orgs/${orgParam}/leave`
+      .addSuccess(Schema.Struct({ left: OrgId }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Leave an organization at once (not its owner); your keys on it are revoked")
+  )
+  .add(
+    HttpApiEndpoint.post("setContext", "/v1/orgs/context")
+      .setPayload(ContextChange)
+      .addSuccess(ContextView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Switch the active context: an organization's id, or null for your personal account")
+  )
+  .add(
+    HttpApiEndpoint.post("invite")`/v1/orgs/${orgParam}/invitations`
+      .setPayload(Invite)
+      .addSuccess(InvitationView, { status: 201 })
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(ServiceUnavailable))
+      .annotate(OpenApi.Summary, "Invite an address as Admin (the Owner) or Member (Owners and Admins); the link is mailed")
+  )
+  .add(
+    HttpApiEndpoint.get("listInvitations")`/v1/orgs/${orgParam}/invitations`
+      .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(InvitationView) }))
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "The organization's invitations with their states (Owners and Admins)")
+  )
+  .add(
+    HttpApiEndpoint.post("resendInvitation")`/v1/orgs/${orgParam}/invitations/${invitationParam}/resend`
+      .addSuccess(InvitationView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(ServiceUnavailable))
+      .annotate(OpenApi.Summary, "Mail a new link with a new expiry; the old link stops working")
+  )
+  .add(
+    HttpApiEndpoint.post("revokeInvitation")`/v1/orgs/${orgParam}/invitations/${invitationParam}/revoke`
+      .addSuccess(InvitationView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(Conflict))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Revoke a pending invitation (its page stays readable; an accepted one cannot be revoked)")
+  )
+  .add(
+    HttpApiEndpoint.post("acceptInvitation", "/v1/invitations/accept")
+      .setPayload(Accept)
+      .addSuccess(ContextView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(Forbidden))
+      .addError(errorWire(InvitationAlreadyAccepted))
+      .addError(errorWire(InvitationExpired))
+      .addError(errorWire(InvitationRevoked))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Accept an invitation addressed to your confirmed e-mail; you enter the organization")
+  )
+  .middleware(SessionAuth)
+  .annotate(OpenApi.Title, "Organizations") {}
+
+/** The page of an invitation's link: public (the token is the secret). */
+export class InvitationPageGroup extends HttpApiGroup.make("invitationPage")
+  .add(
+    HttpApiEndpoint.get("invitationPage")`/v1/invitations/${tokenParam}`
+      .addSuccess(InvitationPageView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "What an invitation's link shows: the invitation while pending, only its state otherwise")
+  )
+  .annotate(OpenApi.Title, "Invitations") {}

@@ -1,0 +1,40 @@
+/**
+ * Organizations and their invitations: decode, call the service with the signed-in identity, encode; and the public
+ * page of an invitation's link.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Invitations } from "../../services/accounts/Invitations.ts"
+import { Organizations } from "../../services/accounts/Organizations.ts"
+import { CurrentIdentity } from "../api/SessionAuth.ts"
+import { ServerApi } from "../api/ServerApi.ts"
+
+export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =>
+  Effect.gen(function* () {
+    const orgs = yield* Organizations
+    const invitations = yield* Invitations
+    const cfId = Effect.map(CurrentIdentity, (identity) => identity.cfId)
+    return handlers
+      .handle("createOrganization", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.create(id, payload.name)))
+      .handle("listOrganizations", () => Effect.map(Effect.flatMap(cfId, orgs.list), (data) => ({ object: "list" as const, data })))
+      .handle("getOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.read(id, path.id)))
+      .handle("deleteOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.remove(id, path.id)))
+      .handle("listMembers", ({ path }) =>
+        Effect.map(Effect.flatMap(cfId, (id) => orgs.members(id, path.id)), (data) => ({ object: "list" as const, data }))
+      )
+      .handle("removeMember", ({ path }) => Effect.flatMap(cfId, (id) => orgs.removeMember(id, path.id, path.cfId)))
+      .handle("leaveOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.leave(id, path.id)))
+      .handle("setContext", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.setContext(id, payload.orgId)))
+      .handle("invite", ({ path, payload }) => Effect.flatMap(cfId, (id) => invitations.invite(id, path.id, payload.email, payload.role)))
+      .handle("listInvitations", ({ path }) =>
+        Effect.map(Effect.flatMap(cfId, (id) => invitations.list(id, path.id)), (data) => ({ object: "list" as const, data }))
+      )
+      .handle("resendInvitation", ({ path }) => Effect.flatMap(cfId, (id) => invitations.resend(id, path.id, path.invitationId)))
+      .handle("revokeInvitation", ({ path }) => Effect.flatMap(cfId, (id) => invitations.revoke(id, path.id, path.invitationId)))
+      .handle("acceptInvitation", ({ payload }) => Effect.flatMap(cfId, (id) => invitations.accept(id, payload.token)))
+  })
+)
+
+export const InvitationPageHandlers = HttpApiBuilder.group(ServerApi, "invitationPage", (handlers) =>
+  Effect.map(Invitations, (invitations) => handlers.handle("invitationPage", ({ path }) => invitations.page(path.token)))
+)
