@@ -171,10 +171,38 @@ describe("the active context", () => {
   it("switches into an organization the caller belongs to and back to personal; another's is 404", async () => {
     const { member, orgId } = await team()
     const into = await member.call("POST", "/v1/orgs/context", { orgId })
-    expect(into.body).toEqual({ kind: "organization", orgId, name: "Acme", role: "member" })
+    expect(into.body).toEqual({ type: "organization", orgId, name: "Acme", role: "member" })
     const stranger = await newUser("outsider")
     expect((await stranger.call("POST", "/v1/orgs/context", { orgId })).status).toBe(404)
-    expect((await member.call("POST", "/v1/orgs/context", { orgId: null })).body).toEqual({ kind: "personal" })
+    expect((await member.call("POST", "/v1/orgs/context", { orgId: null })).body).toEqual({ type: "personal" })
+  })
+
+  it("makes the session act on the organization's account, with the role's rights; funding stays personal", async () => {
+    const { owner, admin, member, orgId } = await team()
+    const [{ account_id: orgAccount }] = await query("SELECT account_id::text FROM organizations WHERE id = $1", [orgId])
+    await query("UPDATE accounts SET daily_limit_wei = 777 WHERE id = $1::bigint", [orgAccount])
+    const personalFunding = (await member.call("GET", "/v1/account/funding")).body
+    expect(personalFunding.accountRef, JSON.stringify(personalFunding)).toMatch(/^0x[0-9a-f]{64}$/)
+    for (const user of [admin, member]) await user.call("POST", "/v1/orgs/context", { orgId })
+    // /v1/me names the context; /v1/account is the organization's.
+    expect((await member.call("GET", "/v1/me")).body.active_context).toEqual({ type: "organization", org_id: orgId, name: "Acme", role: "member" })
+    expect((await member.call("GET", "/v1/account")).body.limits.dailyWei).toBe("777")
+    // Members cannot issue keys or set limits there; Admins can, and the key spends the organization's account.
+    refusedFor(await member.call("POST", "/v1/keys", { label: "nope" }), "admin", "member")
+    refusedFor(await member.call("PUT", "/v1/account/limits", { dailyWei: "5" }), "admin", "member")
+    const issued = await admin.call("POST", "/v1/keys", { label: "team key" })
+    expect(issued.status, JSON.stringify(issued.body)).toBe(201)
+    const [key] = await query("SELECT account_id::text, issued_by_cf_id, status FROM api_keys WHERE id = $1", [issued.body.key.id])
+    expect(key).toEqual({ account_id: orgAccount, issued_by_cf_id: admin.cfId, status: "active" })
+    expect((await member.call("GET", "/v1/keys")).body.data.map((k: any) => k.id)).toEqual([issued.body.key.id])
+    expect((await admin.call("PUT", "/v1/account/limits", { dailyWei: "1000" })).status).toBe(200)
+    // Funding always acts on the personal account.
+    expect((await member.call("GET", "/v1/account/funding")).body).toEqual(personalFunding)
+    // The admin removed: its key on the organization is revoked at once, and its session is personal again.
+    expect((await owner.call("DELETE", `/v1/orgs/${orgId}/members/${admin.cfId}`)).status).toBe(200)
+    expect((await query("SELECT status FROM api_keys WHERE id = $1", [issued.body.key.id]))[0].status).toBe("revoked")
+    expect((await admin.call("GET", "/v1/me")).body.active_context).toEqual({ type: "personal" })
+    expect((await admin.call("GET", "/v1/account")).body.limits.dailyWei).toBeNull()
   })
 
   it("falls back to personal when the membership ends", async () => {
@@ -218,7 +246,7 @@ describe("invitations", () => {
     const refused = await someoneElse.call("POST", "/v1/invitations/accept", { token })
     expect([refused.status, refused.body.error.code]).toEqual([403, "forbidden"])
     const accepted = await invitee.call("POST", "/v1/invitations/accept", { token })
-    expect(accepted.body).toEqual({ kind: "organization", orgId, name: "Invitees", role: "member" })
+    expect(accepted.body).toEqual({ type: "organization", orgId, name: "Invitees", role: "member" })
     expect((await owner.call("GET", `/v1/orgs/${orgId}/members`)).body.data.map((m: any) => m.cfId)).toEqual([owner.cfId, invitee.cfId])
     expect((await page(token)).body).toEqual({ state: "accepted" })
     const again = await invitee.call("POST", "/v1/invitations/accept", { token })

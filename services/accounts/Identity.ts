@@ -30,6 +30,15 @@ export interface Identity {
   readonly pointsBalance: number
   /** The personal account's id (`accounts.id`). */
   readonly accountId: string
+  /** The active context: an organization it still belongs to, or null for the personal account. */
+  readonly organization: ActiveOrganization | null
+}
+
+export interface ActiveOrganization {
+  readonly accountId: string
+  readonly id: string
+  readonly name: string
+  readonly role: "owner" | "admin" | "member"
 }
 
 const IdentityRow = Schema.Struct({
@@ -39,7 +48,25 @@ const IdentityRow = Schema.Struct({
   displayName: Schema.String,
   referralCode: Schema.String,
   pointsBalance: Schema.NumberFromString,
-  accountId: Schema.String
+  accountId: Schema.String,
+  orgAccountId: Schema.NullOr(Schema.String),
+  orgId: Schema.NullOr(Schema.String),
+  orgName: Schema.NullOr(Schema.String),
+  orgRole: Schema.NullOr(Schema.Literal("owner", "admin", "member"))
+})
+
+const identityOf = (row: typeof IdentityRow.Type): Identity => ({
+  cfId: row.cfId,
+  email: row.email,
+  walletAddress: row.walletAddress,
+  displayName: row.displayName,
+  referralCode: row.referralCode,
+  pointsBalance: row.pointsBalance,
+  accountId: row.accountId,
+  organization:
+    row.orgAccountId === null || row.orgId === null || row.orgName === null || row.orgRole === null
+      ? null
+      : { accountId: row.orgAccountId, id: row.orgId, name: row.orgName, role: row.orgRole }
 })
 
 export interface NewIdentity {
@@ -66,10 +93,13 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
     const points = yield* Points
     const referrals = yield* Referrals
 
+    // The active context counts only while the organization lives and the identity is still a member of it.
     const selectIdentity = sql`
       SELECT i.cf_id, i.email, i.wallet_address, i.display_name, i.referral_code, i.points_balance::text AS points_balance,
-             a.id::text AS account_id
-      FROM identities i JOIN accounts a ON a.owner_cf_id = i.cf_id AND a.kind = 'personal'`
+             a.id::text AS account_id, o.account_id::text AS org_account_id, o.id AS org_id, o.name AS org_name, m.role AS org_role
+      FROM identities i JOIN accounts a ON a.owner_cf_id = i.cf_id AND a.kind = 'personal'
+      LEFT JOIN organizations o ON o.account_id = i.active_account_id AND o.deleted_at IS NULL
+      LEFT JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = i.cf_id`
 
     const columns = { cfId: sql`i.cf_id`, email: sql`i.email`, walletAddress: sql`i.wallet_address` }
     const findWhere = (column: keyof typeof columns, value: string) =>
@@ -77,7 +107,7 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
         Request: Schema.String,
         Result: IdentityRow,
         execute: (v) => sql`${selectIdentity} WHERE ${columns[column]} = ${v}`
-      })(value).pipe(orDieAtRepository)
+      })(value).pipe(Effect.map(Option.map(identityOf)), orDieAtRepository)
 
     const byCfId = (cfId: string) => findWhere("cfId", cfId)
     const byEmail = (email: string) => findWhere("email", email)

@@ -248,7 +248,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           SELECT role FROM organization_members WHERE account_id = ${row.accountId}::bigint AND cf_id = ${cfId}`
         if (member === undefined) return yield* new NotFound({ message: "You are no longer a member of this organization." })
         yield* sql`UPDATE identities SET active_account_id = ${row.accountId}::bigint WHERE cf_id = ${cfId}`
-        return { kind: "organization" as const, orgId: row.orgId, name: row.organization, role: member.role } satisfies ContextView
+        return { type: "organization" as const, orgId: row.orgId, name: row.organization, role: member.role } satisfies ContextView
       })
 
     return { invite, list, resend, revoke, page, accept } as const

@@ -32,8 +32,8 @@ export interface MemberView {
 }
 
 export type ContextView =
-  | { readonly kind: "personal" }
-  | { readonly kind: "organization"; readonly orgId: string; readonly name: string; readonly role: Role }
+  | { readonly type: "personal" }
+  | { readonly type: "organization"; readonly orgId: string; readonly name: string; readonly role: Role }
 
 interface Membership {
   readonly accountId: string
@@ -203,12 +203,12 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     /** Switches the caller's active context: an organization it belongs to, or null for the personal account. */
     const setContext = (cfId: string, orgId: string | null): Effect.Effect<ContextView, NotFound> =>
       orgId === null
-        ? Effect.as(orDieUnlessUnavailable(sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${cfId}`), { kind: "personal" as const })
+        ? Effect.as(orDieUnlessUnavailable(sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${cfId}`), { type: "personal" as const })
         : transaction(
           Effect.gen(function* () {
             const m = yield* membership(cfId, orgId)
             yield* sql`UPDATE identities SET active_account_id = ${m.accountId}::bigint WHERE cf_id = ${cfId}`
-            return { kind: "organization" as const, orgId: m.id, name: m.name, role: m.role }
+            return { type: "organization" as const, orgId: m.id, name: m.name, role: m.role }
           })
         )
 
@@ -223,7 +223,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           WHERE i.cf_id = ${cfId}`),
         (rows): ContextView => {
           const row = rows[0]
-          return row === undefined ? { kind: "personal" } : { kind: "organization", orgId: row.id, name: row.name, role: row.role }
+          return row === undefined ? { type: "personal" } : { type: "organization", orgId: row.id, name: row.name, role: row.role }
         }
       )
 

@@ -16,8 +16,13 @@ const tokenHash = (token: string) => createHash("sha256").update(token).digest("
 
 export interface SessionIdentity {
   readonly cfId: string
+  /** The account requests act on and are paid from: the active organization's, else the personal one. */
   readonly accountId: string
+  /** The identity's own account: funding and withdrawals always act on it. */
+  readonly personalAccountId: string
   readonly walletAddress: string | null
+  /** The active organization and the identity's role in it; null in the personal context. */
+  readonly organization: { readonly id: string; readonly role: "owner" | "admin" | "member" } | null
 }
 
 export interface Authenticated {
@@ -29,6 +34,9 @@ export interface Authenticated {
 const SessionRow = Schema.Struct({
   cfId: Schema.String,
   accountId: Schema.String,
+  orgAccountId: Schema.NullOr(Schema.String),
+  orgId: Schema.NullOr(Schema.String),
+  orgRole: Schema.NullOr(Schema.Literal("owner", "admin", "member")),
   walletAddress: Schema.NullOr(Schema.String),
   expiresAt: Schema.DateFromSelf,
   live: Schema.Boolean,
@@ -71,17 +79,29 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
           Result: SessionRow,
           execute: (h) => sql`
             SELECT s.cf_id, a.id::text AS account_id, i.wallet_address, s.expires_at,
+                   o.account_id::text AS org_account_id, o.id AS org_id, m.role AS org_role,
                    s.expires_at > now() AS live,
                    s.expires_at < now() + ${lifetime}::interval - ${`${SESSION_REFRESH_AFTER_MS} milliseconds`}::interval AS due
             FROM sessions s
             JOIN identities i ON i.cf_id = s.cf_id
             JOIN accounts a ON a.owner_cf_id = s.cf_id AND a.kind = 'personal'
+            LEFT JOIN organizations o ON o.account_id = i.active_account_id AND o.deleted_at IS NULL
+            LEFT JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = s.cf_id
             WHERE s.token_hash = ${h}`
         })(hash).pipe(orDieAtRepository)
         if (Option.isNone(found)) return yield* unauthorized("The session is not valid; sign in again.")
         const session = found.value
         if (!session.live) return yield* unauthorized("The session has expired; sign in again.")
-        const identity = { cfId: session.cfId, accountId: session.accountId, walletAddress: session.walletAddress }
+        const organization = session.orgAccountId !== null && session.orgId !== null && session.orgRole !== null
+          ? { accountId: session.orgAccountId, id: session.orgId, role: session.orgRole }
+          : null
+        const identity: SessionIdentity = {
+          cfId: session.cfId,
+          accountId: organization?.accountId ?? session.accountId,
+          personalAccountId: session.accountId,
+          walletAddress: session.walletAddress,
+          organization: organization === null ? null : { id: organization.id, role: organization.role }
+        }
         if (!session.due) return { identity, extendedUntil: Option.none() }
         const extended = yield* SqlSchema.single({
           Request: Schema.String,

@@ -90,7 +90,14 @@ export class SignedRequests extends Effect.Service<SignedRequests>()("SignedRequ
           return yield* new Unauthorized({ message: "No CF ID has this wallet: sign in with it first (SIWE)." })
         }
         yield* consumeNonce(address, nonce, timestamp)
-        return { cfId: identity.value.cfId, accountId: identity.value.accountId, walletAddress: identity.value.walletAddress }
+        const { organization } = identity.value
+        return {
+          cfId: identity.value.cfId,
+          accountId: organization?.accountId ?? identity.value.accountId,
+          personalAccountId: identity.value.accountId,
+          walletAddress: identity.value.walletAddress,
+          organization: organization === null ? null : { id: organization.id, role: organization.role }
+        }
       })
 
     return { authenticate } as const

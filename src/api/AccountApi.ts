@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LedgerEntryKind, PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { ContractError, InsufficientBalance, NotFound, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
+import { ContractError, InsufficientBalance, NotFound, OrgRoleRequired, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues } from "./shared.ts"
@@ -125,6 +125,7 @@ export class AccountGroup extends HttpApiGroup.make("account")
       .setPayload(LimitsChange)
       .addSuccess(AccountView)
       .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Replace the account's daily, weekly and monthly spending caps (absent or null: no cap)")
   )

@@ -9,6 +9,7 @@ import { MAX_DISPLAY_NAME_LENGTH, REFERRAL_CODE_PATTERN } from "../../domain/acc
 import {
   AlreadyExists,
   Conflict,
+  OrganizationRole,
   InvalidSignature,
   RateLimited,
   SignatureReused,
@@ -33,7 +34,10 @@ export const Me = Schema.Struct({
   display_name: Schema.String,
   referral_code: Schema.String.annotations({ description: "`cf_ref_` + 8 characters" }),
   points_balance: Schema.Int,
-  active_context: Schema.Struct({ type: Schema.Literal("personal") })
+  active_context: Schema.Union(
+    Schema.Struct({ type: Schema.Literal("personal") }),
+    Schema.Struct({ type: Schema.Literal("organization"), org_id: Schema.String, name: Schema.String, role: OrganizationRole })
+  ).annotations({ description: "Where the session's requests act and are paid from (POST /v1/orgs/context switches it)" })
 }).annotations({
   identifier: "Me",
   examples: [

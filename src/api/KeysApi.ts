@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { MAX_ALLOWED_MODELS } from "../../domain/accounts/apiKeys.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { Conflict, Forbidden, NotFound, ValidationFailed } from "../../domain/errors.ts"
+import { Conflict, Forbidden, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues } from "./shared.ts"
@@ -70,6 +70,7 @@ const action = <const Name extends string>(name: Name, verb: string, summary: st
     .addError(errorWire(NotFound))
     .addError(errorWire(Conflict))
     .addError(errorWire(Forbidden))
+    .addError(errorWire(OrgRoleRequired))
     .addError(errorWire(ValidationFailed))
     .annotate(OpenApi.Summary, summary)
 
@@ -78,6 +79,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("issueKey", "/v1/keys")
       .setPayload(NewApiKey)
       .addSuccess(IssuedApiKey, { status: 201 })
+      .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Issue an API key (the raw key is returned this once)")
   )
@@ -88,6 +90,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       .addSuccess(ApiKeyView)
       .addError(errorWire(NotFound))
       .addError(errorWire(Conflict))
+      .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Edit a key's label, caps or allowed models (not a revoked key: 409)")
   )

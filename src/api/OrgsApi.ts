@@ -48,8 +48,8 @@ export const MemberView = Schema.Struct({
 }).annotations({ identifier: "OrganizationMember" })
 
 export const ContextView = Schema.Union(
-  Schema.Struct({ kind: Schema.Literal("personal") }),
-  Schema.Struct({ kind: Schema.Literal("organization"), orgId: OrgId, name: Schema.String, role: OrganizationRole })
+  Schema.Struct({ type: Schema.Literal("personal") }),
+  Schema.Struct({ type: Schema.Literal("organization"), orgId: OrgId, name: Schema.String, role: OrganizationRole })
 ).annotations({ identifier: "ActiveContext", description: "Where the session's requests act and are paid from" })
 
 const CreateOrganization = reportAllIssues(

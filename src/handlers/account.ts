@@ -8,7 +8,7 @@ import { Funding } from "../../services/accounts/Funding.ts"
 import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
 import { type Withdrawal, Withdrawals } from "../../services/accounts/Withdrawals.ts"
 import type { AccountView, LedgerEntryView, WithdrawalView } from "../api/AccountApi.ts"
-import { CurrentIdentity } from "../api/SessionAuth.ts"
+import { CurrentIdentity, requireRole } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 const DEFAULT_PAGE = 20
@@ -49,11 +49,14 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
     const ledger = yield* Ledger
     const funding = yield* Funding
     const withdrawals = yield* Withdrawals
+    // The active context's account (an organization's, else the personal one) ...
     const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
+    // ... except for funding and withdrawals, which always act on the personal account (SPEC "Organization rules").
+    const personalAccountId = Effect.map(CurrentIdentity, (identity) => identity.personalAccountId)
     return handlers
       .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
       .handle("putLimits", ({ payload }) =>
-        Effect.flatMap(accountId, (id) =>
+        Effect.flatMap(Effect.zipRight(requireRole("manageKeys", "Setting spending limits"), accountId), (id) =>
           Effect.map(
             ledger.setLimits(id, {
               dailyWei: payload.dailyWei ?? null,
@@ -64,9 +67,9 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
           )
         )
       )
-      .handle("getFunding", () => Effect.flatMap(accountId, funding.info))
+      .handle("getFunding", () => Effect.flatMap(personalAccountId, funding.info))
       .handle("postWithdrawal", ({ payload }) =>
-        Effect.flatMap(accountId, (id) =>
+        Effect.flatMap(personalAccountId, (id) =>
           Effect.map(
             withdrawals.withdraw({ accountId: id, to: payload.to.toLowerCase() as Hex, amountWei: payload.amountWei }),
             (sent) => ({ ...withdrawalView(sent.withdrawal), balanceWei: sent.balanceWei.toString() })
@@ -74,7 +77,7 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
         )
       )
       .handle("getWithdrawals", ({ urlParams }) =>
-        Effect.flatMap(accountId, (id) =>
+        Effect.flatMap(personalAccountId, (id) =>
           Effect.map(withdrawals.list(id, { limit: urlParams.limit ?? DEFAULT_PAGE, cursor: urlParams.cursor }), (page) => ({
             object: "list" as const,
             data: page.withdrawals.map(withdrawalView),

@@ -57,7 +57,9 @@ export const meView = (identity: Identity) => ({
   display_name: identity.displayName,
   referral_code: identity.referralCode,
   points_balance: identity.pointsBalance,
-  active_context: { type: "personal" as const }
+  active_context: identity.organization === null
+    ? { type: "personal" as const }
+    : { type: "organization" as const, org_id: identity.organization.id, name: identity.organization.name, role: identity.organization.role }
 })
 
 const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrUndefined(request.remoteAddress))

@@ -4,7 +4,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { type ApiKeyRecord, ApiKeys } from "../../services/accounts/ApiKeys.ts"
-import { CurrentIdentity } from "../api/SessionAuth.ts"
+import { CurrentIdentity, requireRole } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import type { ApiKeyView } from "../api/KeysApi.ts"
 
@@ -28,9 +28,12 @@ export const KeysHandlers = HttpApiBuilder.group(ServerApi, "keys", (handlers) =
   Effect.gen(function* () {
     const keys = yield* ApiKeys
     const account = Effect.map(CurrentIdentity, (identity) => ({ accountId: String(identity.accountId), cfId: identity.cfId }))
+    // In an organization, keys are the Owners' and Admins' to manage (SPEC "Organization rules").
+    const managing = requireRole("manageKeys", "Managing API keys")
     return handlers
       .handle("issueKey", ({ payload }) =>
         Effect.gen(function* () {
+          yield* requireRole("manageKeys", "Issuing API keys")
           const { accountId, cfId } = yield* account
           const { key, raw } = yield* keys.issue(accountId, cfId, payload)
           return { key: apiKeyView(key), secret: raw }
@@ -43,12 +46,16 @@ export const KeysHandlers = HttpApiBuilder.group(ServerApi, "keys", (handlers) =
         })
       )
       .handle("updateKey", ({ path, payload }) =>
-        Effect.flatMap(account, ({ accountId }) => Effect.map(keys.update(accountId, path.id, payload), apiKeyView))
+        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.update(accountId, path.id, payload), apiKeyView)))
       )
-      .handle("freezeKey", ({ path }) => Effect.flatMap(account, ({ accountId }) => Effect.map(keys.freeze(accountId, path.id), apiKeyView)))
+      .handle("freezeKey", ({ path }) =>
+        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.freeze(accountId, path.id), apiKeyView)))
+      )
       .handle("reactivateKey", ({ path }) =>
-        Effect.flatMap(account, ({ accountId }) => Effect.map(keys.reactivate(accountId, path.id), apiKeyView))
+        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.reactivate(accountId, path.id), apiKeyView)))
       )
-      .handle("revokeKey", ({ path }) => Effect.flatMap(account, ({ accountId }) => Effect.map(keys.revoke(accountId, path.id), apiKeyView)))
+      .handle("revokeKey", ({ path }) =>
+        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.revoke(accountId, path.id), apiKeyView)))
+      )
   })
 )
