@@ -3,7 +3,6 @@
  * address only as its SHA-256), attribution of a new CF ID to the code it arrived with (points to both sides in the
  * creating transaction), and the referrer's dashboard.
  */
-import { HttpServerRequest } from "@effect/platform"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -13,7 +12,6 @@ import {
   MAX_LISTED_REFERRALS,
   MAX_USER_AGENT_LENGTH,
   REFERRAL_CLICKS_PER_CODE,
-  REFERRAL_COOKIE,
   REFERRAL_WINDOW_SECONDS
 } from "../../domain/accounts/referrals.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
@@ -21,14 +19,6 @@ import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { Points } from "./Points.ts"
 
 export const hashIp = (ip: string): string => createHash("sha256").update(ip).digest("hex")
-
-/**
- * The `cf_ref` cookie of the request being served, when the caller runs inside one (a sign-in); undefined elsewhere.
- */
-export const referralCookieOfRequest: Effect.Effect<string | undefined> = Effect.map(
-  Effect.serviceOption(HttpServerRequest.HttpServerRequest),
-  Option.match({ onNone: () => undefined, onSome: (request) => request.cookies[REFERRAL_COOKIE] })
-)
 
 export interface Click {
   readonly code: string | undefined

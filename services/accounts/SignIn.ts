@@ -16,7 +16,6 @@ import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { EmailCodes } from "./EmailCodes.ts"
 import { Identities, type Identity } from "./Identity.ts"
 import { Points } from "./Points.ts"
-import { referralCookieOfRequest } from "./Referrals.ts"
 import { Sessions } from "./Sessions.ts"
 import { Siwe } from "./Siwe.ts"
 
@@ -48,10 +47,17 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const startEmail = (email: string, clientIp: string | undefined) =>
       codes.issue({ email, purpose: "sign_in", clientIp })
 
-    const verifyEmail = (input: { readonly email: string; readonly code: string; readonly referralCode?: string | undefined; readonly clientIp: string | undefined }) =>
+    const verifyEmail = (input: {
+      readonly email: string
+      readonly code: string
+      readonly referralCode?: string | undefined
+      /** The request's `cf_ref` cookie, if any (first touch wins over the body's code). */
+      readonly referralCookie: string | undefined
+      readonly clientIp: string | undefined
+    }) =>
       Effect.gen(function* () {
         const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
-        const referralCodes = referralCandidates(yield* referralCookieOfRequest, input.referralCode)
+        const referralCodes = referralCandidates(input.referralCookie, input.referralCode)
         return yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* consume
@@ -70,10 +76,16 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
         uri: siweUri(hostHeader)
       }))
 
-    const verifySiwe = (input: { readonly message: string; readonly signature: string; readonly clientIp: string | undefined; readonly hostHeader: string | undefined }) =>
+    const verifySiwe = (input: {
+      readonly message: string
+      readonly signature: string
+      readonly referralCookie: string | undefined
+      readonly clientIp: string | undefined
+      readonly hostHeader: string | undefined
+    }) =>
       Effect.gen(function* () {
         const verified = yield* siwe.verify({ message: input.message, signature: input.signature, domain: siweDomain(input.hostHeader) })
-        const referralCodes = referralCandidates(yield* referralCookieOfRequest, undefined)
+        const referralCodes = referralCandidates(input.referralCookie, undefined)
         return yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* siwe.consumeNonce(verified.nonce)

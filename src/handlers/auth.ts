@@ -7,6 +7,7 @@ import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { getAddress } from "viem"
 import { normalizeEmail } from "../../domain/accounts/ids.ts"
 import { SESSION_LIFETIME_MS } from "../../domain/accounts/policies.ts"
+import { REFERRAL_COOKIE } from "../../domain/accounts/referrals.ts"
 import { carriesSignature } from "../../domain/accounts/signedRequest.ts"
 import { Identities, type Identity } from "../../services/accounts/Identity.ts"
 import { SESSION_COOKIE, Sessions } from "../../services/accounts/Sessions.ts"
@@ -65,6 +66,7 @@ export const meView = (identity: Identity) => ({
 const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrUndefined(request.remoteAddress))
 const hostHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["host"])
 const sessionToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.cookies[SESSION_COOKIE] ?? "")
+const referralCookie = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.cookies[REFERRAL_COOKIE])
 
 export const SessionAuthLive = Layer.effect(
   SessionAuth,
@@ -117,6 +119,7 @@ const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
             email: normalizeEmail(payload.email),
             code: payload.code,
             referralCode: payload.referralCode,
+            referralCookie: yield* referralCookie,
             clientIp: yield* clientIp
           })
           return yield* signedIn(result)
@@ -133,6 +136,7 @@ const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
           const result = yield* signIn.verifySiwe({
             message: payload.message,
             signature: payload.signature,
+            referralCookie: yield* referralCookie,
             clientIp: yield* clientIp,
             hostHeader: yield* hostHeader
           })
