@@ -8,7 +8,7 @@ import { LedgerEntryKind, PositiveWei, WeiDigits } from "../../domain/accounts/l
 import { ContractError, InsufficientBalance, NotFound, OrgRoleRequired, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
+import { PageQuery, reportAllIssues } from "./shared.ts"
 
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
@@ -98,20 +98,6 @@ const WithdrawalPage = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next (older) page; null on the last" })
 }).annotations({ identifier: "WithdrawalPage" })
 
-const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
-const LedgerQuery = reportAllIssues(
-  Schema.Struct({
-    limit: Schema.optional(
-      Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
-        description: LIMIT_DESCRIPTION,
-        jsonSchema: { type: "integer", minimum: 1, maximum: 100, description: LIMIT_DESCRIPTION }
-      })
-    ),
-    cursor: Schema.optional(
-      Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/)).annotations({ description: "`nextCursor` of the previous page" })
-    )
-  })
-)
 
 export class AccountGroup extends HttpApiGroup.make("account")
   .add(
@@ -131,7 +117,7 @@ export class AccountGroup extends HttpApiGroup.make("account")
   )
   .add(
     HttpApiEndpoint.get("getLedger", "/v1/account/ledger")
-      .setUrlParams(LedgerQuery)
+      .setUrlParams(PageQuery)
       .addSuccess(LedgerPage)
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "The account's ledger entries, newest first")
@@ -155,7 +141,7 @@ export class AccountGroup extends HttpApiGroup.make("account")
   )
   .add(
     HttpApiEndpoint.get("getWithdrawals", "/v1/account/withdrawals")
-      .setUrlParams(LedgerQuery)
+      .setUrlParams(PageQuery)
       .addSuccess(WithdrawalPage)
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "The account's withdrawals and their state, newest first")

@@ -10,7 +10,7 @@ import { MAX_LISTED_REFERRALS, REFERRAL_COOKIE, REFERRAL_REDIRECT, REFERRAL_WIND
 import { ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
+import { PageQuery, reportAllIssues } from "./shared.ts"
 
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 const Count = Schema.Int.pipe(Schema.nonNegative())
@@ -42,20 +42,6 @@ const PointsPage = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next (older) page; null on the last" })
 }).annotations({ identifier: "PointsPage" })
 
-const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
-const HistoryQuery = reportAllIssues(
-  Schema.Struct({
-    limit: Schema.optional(
-      Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
-        description: LIMIT_DESCRIPTION,
-        jsonSchema: { type: "integer", minimum: 1, maximum: 100, description: LIMIT_DESCRIPTION }
-      })
-    ),
-    cursor: Schema.optional(
-      Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/)).annotations({ description: "`nextCursor` of the previous page" })
-    )
-  })
-)
 
 export const LeaderboardView = Schema.Struct({
   object: Schema.Literal("list"),
@@ -130,7 +116,7 @@ export class PointsGroup extends HttpApiGroup.make("points")
   )
   .add(
     HttpApiEndpoint.get("getHistory", "/v1/points/history")
-      .setUrlParams(HistoryQuery)
+      .setUrlParams(PageQuery)
       .addSuccess(PointsPage)
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "The signed-in identity's points ledger, newest first")

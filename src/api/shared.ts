@@ -48,3 +48,20 @@ export const Email = Schema.Trim.pipe(
   Schema.maxLength(MAX_EMAIL_LENGTH),
   Schema.pattern(EMAIL_PATTERN, { message: () => "expected an e-mail address" })
 ).annotations({ description: "E-mail address (compared case-insensitively)", examples: ["alice@example.com"] })
+
+const LIMIT_DESCRIPTION = "Page size, 1-100 (default 20)"
+
+/** `limit` and `cursor` of a newest-first list (the ledger, withdrawals, points history). */
+export const PageQuery = reportAllIssues(
+  Schema.Struct({
+    limit: Schema.optional(
+      Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)).annotations({
+        description: LIMIT_DESCRIPTION,
+        jsonSchema: { type: "integer", minimum: 1, maximum: 100, description: LIMIT_DESCRIPTION }
+      })
+    ),
+    cursor: Schema.optional(
+      Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/)).annotations({ description: "`nextCursor` of the previous page" })
+    )
+  })
+)
