@@ -91,7 +91,6 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     const authorised = (cfId: string, orgId: string, role: "admin" | "member", what: string) =>
       Effect.gen(function* () {
         const m = yield* orgs.membership(cfId, orgId)
-        if (m === undefined) return yield* new NotFound({ message: `No organization ${orgId} of yours.` })
         const refused = refusal(m.role, actionOverRole(role)!, what)
         if (refused !== undefined) return yield* refused
         return m
@@ -155,7 +154,6 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     const list = (cfId: string, orgId: string) =>
       Effect.gen(function* () {
         const m = yield* orgs.membership(cfId, orgId)
-        if (m === undefined) return yield* new NotFound({ message: `No organization ${orgId} of yours.` })
         const refused = refusal(m.role, "manageMembers", "Seeing invitations")
         if (refused !== undefined) return yield* refused
         const rows = yield* orDieUnlessUnavailable(sql<Row>`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
@@ -167,7 +165,6 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     const resend = (cfId: string, orgId: string, id: string) =>
       Effect.gen(function* () {
         const m = yield* orgs.membership(cfId, orgId)
-        if (m === undefined) return yield* new NotFound({ message: `No organization ${orgId} of yours.` })
         const token = invitationToken(randomBytes(32))
         const now = new Date()
         const row = yield* transaction(
@@ -189,7 +186,6 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     const revoke = (cfId: string, orgId: string, id: string) =>
       Effect.gen(function* () {
         const m = yield* orgs.membership(cfId, orgId)
-        if (m === undefined) return yield* new NotFound({ message: `No organization ${orgId} of yours.` })
         return yield* transaction(
           Effect.gen(function* () {
             const row = yield* rowById(m.accountId, id)

@@ -5,7 +5,7 @@
  * account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../../domain/accounts/ids.ts"
 import { actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
@@ -133,15 +133,21 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
         }))
       })
 
+    /**
+     * Revokes the account's live keys (only those `issuedBy` issued, when given). A revision bump makes every replica's
+     * key cache drop them at once (services/accounts/ApiKeys.ts).
+     */
+    const revokeKeys = (accountId: string, issuedBy?: string) => sql`
+      UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
+        revision = nextval('api_key_revision_seq')
+      WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
+        ${issuedBy === undefined ? sql`` : sql`AND issued_by_cf_id = ${issuedBy}`}`
+
     /** Takes `memberCfId` out: the membership row, their keys on the organization's account, their context there. */
     const expel = (accountId: string, memberCfId: string) =>
       Effect.gen(function* () {
         yield* sql`DELETE FROM organization_members WHERE account_id = ${accountId}::bigint AND cf_id = ${memberCfId}`
-        // A revision bump makes every replica's key cache drop the keys at once (services/accounts/ApiKeys.ts).
-        yield* sql`
-          UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
-            revision = nextval('api_key_revision_seq')
-          WHERE account_id = ${accountId}::bigint AND issued_by_cf_id = ${memberCfId} AND status <> 'revoked'`
+        yield* revokeKeys(accountId, memberCfId)
         yield* sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${memberCfId} AND active_account_id = ${accountId}::bigint`
       })
 
@@ -192,10 +198,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           }
           yield* expel(m.accountId, cfId)
           yield* sql`UPDATE organizations SET deleted_at = now() WHERE account_id = ${m.accountId}::bigint`
-          yield* sql`
-            UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
-              revision = nextval('api_key_revision_seq')
-            WHERE account_id = ${m.accountId}::bigint AND status <> 'revoked'`
+          yield* revokeKeys(m.accountId)
           return { deleted: orgId }
         })
       )
@@ -227,6 +230,6 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
         }
       )
 
-    return { create, list, read, members, removeMember, leave, remove, setContext, context, membership: (cfId: string, orgId: string) => Effect.option(membership(cfId, orgId)).pipe(Effect.map(Option.getOrUndefined)) } as const
+    return { create, list, read, members, removeMember, leave, remove, setContext, context, membership: (cfId: string, orgId: string) => membership(cfId, orgId) } as const
   })
 }) {}
