@@ -49,6 +49,7 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
     const traits = yield* loadModelTraits()
     const now = Date.now()
     const pools = new Map(providers.map((p) => [p.name, new KeyPool(p.keys, now)]))
+    const largestBudgets = new Map(providers.map((p) => [p.name, p.keys.reduce((max, key) => Math.max(max, key.tpm ?? Number.POSITIVE_INFINITY), 0)]))
     if (providers.length === 0) {
       yield* Effect.logWarning(
         "the exchange has no upstream provider: set PROVIDERS_FILE or a vendor key variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) to route inference"
@@ -67,10 +68,7 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       /** The key pool of a configured provider. */
       pool: (name: string): KeyPool | undefined => pools.get(name),
       /** The most tokens one request may count against a key of the provider in a minute (its largest TPM). */
-      largestKeyBudget: (name: string): number => {
-        const keys = providers.find((p) => p.name === name)?.keys ?? []
-        return keys.reduce((max, key) => Math.max(max, key.tpm ?? Number.POSITIVE_INFINITY), 0)
-      },
+      largestKeyBudget: (name: string): number => largestBudgets.get(name) ?? 0,
       /** Whether some key of the provider would admit a request of `tokens` estimated tokens now. */
       hasCapacity: (name: string, tokens: number): boolean => pools.get(name)?.status(tokens, Date.now()).canAdmit === true,
       /** The o200k-to-vendor ratio of the local input estimate. */
