@@ -51,7 +51,7 @@ export const ErrorTable = {
   InvitationRevoked: { code: "invitation_revoked", status: 409, type: "conflict", when: "invitation withdrawn" },
   InvitationAlreadyAccepted: { code: "invitation_already_accepted", status: 409, type: "conflict", when: "accepted earlier, or lost an accept race" },
   InsufficientBalance: { code: "insufficient_balance", status: 402, type: "insufficient_quota", when: "balance below the amount" },
-  SpendingLimitReached: { code: "spending_limit_reached", status: 429, type: "rate_limit_error", when: "would exceed a key or account spending cap" },
+  SpendingLimitReached: { code: "spending_limit_reached", status: 429, type: "rate_limit_error", when: "would exceed a key, pool or account spending cap" },
   AllKeysExhausted: { code: "all_keys_exhausted", status: 502, type: "server_error", when: "all upstream keys for the model unavailable, limited or cooling down" },
   RateLimited: { code: "rate_limited", status: 429, type: "rate_limit_error", when: "request-rate cap or provider-pool RPM/TPM cap hit" },
   StreamInterrupted: { code: "stream_interrupted", status: 500, type: "server_error", when: "upstream dropped mid-stream" },
@@ -152,10 +152,25 @@ export class InvitationAlreadyAccepted
 {}
 export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", fields) {}
 
-export const SpendingScope = Schema.Literal("key_daily", "key_monthly", "account_daily", "account_weekly", "account_monthly")
+export const SpendingScope = Schema.Literal(
+  "key_daily",
+  "key_monthly",
+  "pool_daily",
+  "pool_weekly",
+  "pool_monthly",
+  "account_daily",
+  "account_weekly",
+  "account_monthly"
+)
 export class SpendingLimitReached extends Schema.TaggedError<SpendingLimitReached>()(
   "SpendingLimitReached",
-  withDetails(Schema.Struct({ scope: SpendingScope }))
+  withDetails(
+    Schema.Struct({
+      scope: SpendingScope,
+      /** The organization's spending pool whose cap the request would pass (scopes pool_*). */
+      pool: Schema.optional(Schema.Struct({ id: Schema.String, name: Schema.String }))
+    })
+  )
 ) {}
 
 export class AllKeysExhausted extends Schema.TaggedError<AllKeysExhausted>()("AllKeysExhausted", fields) {}

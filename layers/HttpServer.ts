@@ -17,6 +17,7 @@ import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { InvitationPageHandlers, OrgsHandlers } from "../src/handlers/orgs.ts"
+import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
 import { ChatHandlers, EstimateHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
@@ -40,6 +41,7 @@ export const HandlersLive = Layer.mergeAll(
   AccountHandlers,
   PointsHandlers,
   OrgsHandlers,
+  PoolsHandlers,
   InvitationPageHandlers,
   UsageHandlers,
   ChatHandlers,

@@ -1,7 +1,7 @@
 /**
  * Identity (issue 9): mail, sign-in, sessions and signed requests, and the SessionAuth middleware every group behind
  * a session uses; with points and referrals (issue 12), which identity creation and sign-in award, and organizations with
- * their invitations. SqlClient and
+ * their invitations and spending pools. SqlClient and
  * AppConfig come from outside.
  */
 import { Layer } from "effect"
@@ -9,6 +9,7 @@ import { EmailCodes } from "../services/accounts/EmailCodes.ts"
 import { Identities } from "../services/accounts/Identity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
 import { Organizations } from "../services/accounts/Organizations.ts"
+import { Pools } from "../services/accounts/Pools.ts"
 import { Mailer } from "../services/accounts/Mailer.ts"
 import { Points } from "../services/accounts/Points.ts"
 import { Referrals } from "../services/accounts/Referrals.ts"
@@ -19,7 +20,7 @@ import { Siwe } from "../services/accounts/Siwe.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { SessionAuthLive } from "../src/handlers/auth.ts"
 
-const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default).pipe(
+const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default, Pools.Default).pipe(
   Layer.provideMerge(Organizations.Default),
   Layer.provideMerge(
     Layer.mergeAll(EmailCodes.Default, Siwe.Default, SignedRequests.Default)

@@ -15,6 +15,7 @@ import ledgerFunctions from "./0010_ledger_functions.ts"
 import routing from "./0011_routing.ts"
 import pointsReferrals from "./0012_points_referrals.ts"
 import organizations from "./0013_organizations.ts"
+import pools from "./0014_pools.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -29,5 +30,6 @@ export const migrations = {
   "0010_ledger_functions": ledgerFunctions,
   "0011_routing": routing,
   "0012_points_referrals": pointsReferrals,
-  "0013_organizations": organizations
+  "0013_organizations": organizations,
+  "0014_pools": pools
 }

@@ -46,7 +46,7 @@ commands:
   oracle refork      rebuild the pending revision from the catalog as it is now
   oracle sync        read the registry into the database once
   oracle verify      check every confirmed revision against its manifest and the chain; non-zero on a mismatch
-  accounts grant <email|cf_id|wallet> <credits>
+  accounts grant <email|cf_id|wallet|org_id> <credits>
                      credit an account with credits (a decimal, 18 decimals: 25, 0.5) as an operator grant
   accounts faucet <address> <credits>
                      mint test CreditTokens to an address (embedded chain only), to deposit them

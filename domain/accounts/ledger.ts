@@ -65,9 +65,16 @@ export const insufficientBalance = (balanceWei: bigint, reservedWei: bigint, req
     details: { availableWei: (balanceWei - reservedWei).toString(), requiredWei: requiredWei.toString() }
   })
 
-/** How an operator names an account: a CF ID, an e-mail address or a wallet address. */
-export const identifierKind = (identifier: string): "cfId" | "email" | "wallet" =>
-  /^0x[0-9a-fA-F]{40}$/.test(identifier) ? "wallet" : identifier.includes("@") ? "email" : "cfId"
+/**
+ * How an operator names an account: a CF ID, an e-mail address or a wallet address (the personal account), or an
+ * organization's id (its account: funding never reaches one otherwise, SPEC "Organization rules").
+ */
+export const identifierKind = (identifier: string): "cfId" | "email" | "wallet" | "organization" =>
+  /^0x[0-9a-fA-F]{40}$/.test(identifier)
+    ? "wallet"
+    : identifier.includes("@")
+      ? "email"
+      : identifier.startsWith("org_") ? "organization" : "cfId"
 
 // ---------------------------------------------------------------------------
 // Amounts on the wire and in storage

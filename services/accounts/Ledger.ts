@@ -31,6 +31,8 @@ export interface ReserveInput {
   readonly requestId: string
   readonly amountWei: bigint
   readonly apiKey?: ApiKeyCaps
+  /** Who issued the request's key or grant: in an organization, that member's spending pool applies. */
+  readonly memberCfId?: string | null
 }
 
 export interface SettleInput {
@@ -215,7 +217,8 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
                 week: windows.weekStart,
                 month: windows.monthStart,
                 at,
-                expiresAt
+                expiresAt,
+                memberCfId: input.memberCfId ?? null
               }),
             (row): Effect.Effect<Hold, NotFound | Conflict | InsufficientBalance | SpendingLimitReached> => {
               switch (row.outcome) {
@@ -238,13 +241,18 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
                   return Effect.fail(new Conflict({ message: `Request ${input.requestId} already holds credit.` }))
                 case "insufficient":
                   return Effect.fail(insufficientBalance(row.balanceWei!, row.reservedWei!, input.amountWei))
-                default:
+                default: {
+                  const pool = row.poolId === null || row.poolName === null ? undefined : { id: row.poolId, name: row.poolName }
+                  const cap = row.outcome.replace("_", " ")
                   return Effect.fail(
                     new SpendingLimitReached({
-                      message: `This request would exceed the ${row.outcome.replace("_", " ")} spending cap.`,
-                      details: { scope: row.outcome }
+                      message: pool === undefined
+                        ? `This request would exceed the ${cap} spending cap.`
+                        : `This request would exceed the ${cap.replace("pool ", "")} cap of the spending pool "${pool.name}".`,
+                      details: pool === undefined ? { scope: row.outcome } : { scope: row.outcome, pool }
                     })
                   )
+                }
               }
             }
           )

@@ -78,6 +78,8 @@ export interface ReserveCall {
   readonly month: Date
   readonly at: Date
   readonly expiresAt: Date
+  /** The CF ID that issued the request's key or grant: its spending pool in an organization applies. */
+  readonly memberCfId: string | null
 }
 
 export const ReserveOutcome = Schema.Literal(
@@ -87,6 +89,9 @@ export const ReserveOutcome = Schema.Literal(
   "insufficient",
   "key_daily",
   "key_monthly",
+  "pool_daily",
+  "pool_weekly",
+  "pool_monthly",
   "account_daily",
   "account_weekly",
   "account_monthly"
@@ -190,13 +195,15 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         outcome: ReserveOutcome,
         balanceWei: NullableWei,
         reservedWei: NullableWei,
-        holdId: Schema.NullOr(Schema.String)
+        holdId: Schema.NullOr(Schema.String),
+        poolId: Schema.NullOr(Schema.String),
+        poolName: Schema.NullOr(Schema.String)
       }),
       execute: (call) => sql`
-        SELECT outcome, balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei, hold_id::text AS hold_id
+        SELECT outcome, balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei, hold_id::text AS hold_id, pool_id, pool_name
         FROM ledger_reserve(${call.accountId}::bigint, ${call.requestId}, ${call.amountWei}::numeric, ${call.keyId},
           ${call.keyDailyWei}::numeric, ${call.keyMonthlyWei}::numeric, ${call.day}, ${call.week}, ${call.month}, ${call.at},
-          ${call.expiresAt})`
+          ${call.expiresAt}, ${call.memberCfId})`
     })
 
     /** `ledger_settle` (migration 0010), with `alongside` (reading the row as `settled`) in the same statement. */
@@ -242,9 +249,13 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
 
     /** The personal account of the identity named by its CF ID, e-mail or wallet address (both stored lower-case). */
     const accountOfIdentity = SqlSchema.findOne({
-      Request: Schema.Struct({ by: Schema.Literal("cfId", "email", "wallet"), value: Schema.String }),
+      Request: Schema.Struct({ by: Schema.Literal("cfId", "email", "wallet", "organization"), value: Schema.String }),
       Result: Schema.Struct({ accountId: Schema.String, cfId: Schema.String }),
       execute: ({ by, value }) => {
+        if (by === "organization") {
+          return sql`
+            SELECT account_id::text AS account_id, owner_cf_id AS cf_id FROM organizations WHERE id = ${value} AND deleted_at IS NULL`
+        }
         const match =
           by === "cfId"
             ? sql`i.cf_id = ${value}`
@@ -277,7 +288,7 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         orDieAtRepository(Effect.map(expiredHolds({ now, limit }), (rows) => rows.map((row) => row.requestId))),
       updateLimits: (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) =>
         orDieAtRepository(Effect.map(updateLimits(accountId, limits), (rows) => rows.length > 0)),
-      accountOfIdentity: (by: "cfId" | "email" | "wallet", value: string) => orDieAtRepository(accountOfIdentity({ by, value }))
+      accountOfIdentity: (by: "cfId" | "email" | "wallet" | "organization", value: string) => orDieAtRepository(accountOfIdentity({ by, value }))
     } as const
   })
 }) {}

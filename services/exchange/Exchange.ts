@@ -169,7 +169,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             accountId: call.apiKey.accountId,
             requestId,
             amountWei: hold,
-            apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei }
+            apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei },
+            memberCfId: call.apiKey.issuedByCfId
           }).pipe(
             // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
             Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })

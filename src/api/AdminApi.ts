@@ -57,9 +57,14 @@ const CreditGrantRequest = reportAllIssues(
   })
 )
 
+/** A CF ID names its personal account; an organization's id names the organization's. */
 const cfIdParam = HttpApiSchema.param(
   "cfId",
-  Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/, { message: () => "expected a CF ID: cf_ and 12 characters a-z, 2-7" }))
+  Schema.String.pipe(
+    Schema.pattern(/^(cf|org)_[a-z2-7]{12}$/, {
+      message: () => "expected a CF ID (cf_ and 12 characters a-z, 2-7) or an organization's id (org_ and 12 of the same)"
+    })
+  )
 )
 
 const revisionParam = HttpApiSchema.param("revision", Schema.NumberFromString.pipe(Schema.int(), Schema.positive()))

@@ -22,13 +22,13 @@ import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { Email, reportAllIssues } from "./shared.ts"
 
-const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
+export const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
-const OrgId = Schema.String.pipe(Schema.pattern(ORGANIZATION_ID_PATTERN)).annotations({
+export const OrgId = Schema.String.pipe(Schema.pattern(ORGANIZATION_ID_PATTERN)).annotations({
   description: "An organization's id: org_ and 12 base32 characters",
   jsonSchema: { type: "string", pattern: ORGANIZATION_ID_PATTERN.source }
 })
-const CfId = Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/)).annotations({ description: "A CF ID" })
+export const CfId = Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/)).annotations({ description: "A CF ID" })
 
 export const OrganizationView = Schema.Struct({
   id: OrgId,
@@ -84,10 +84,10 @@ const Invite = reportAllIssues(
 const Token = Schema.String.pipe(Schema.pattern(INVITATION_TOKEN_PATTERN)).annotations({ description: "The token of the invitation's link" })
 const Accept = reportAllIssues(Schema.Struct({ token: Token }))
 
-const orgParam = HttpApiSchema.param("id", OrgId)
+export const orgParam = HttpApiSchema.param("id", OrgId)
 const invitationParam = HttpApiSchema.param("invitationId", Schema.String.pipe(Schema.pattern(/^inv_[0-9a-f]{16}$/)))
 const tokenParam = HttpApiSchema.param("token", Token)
-const memberParam = HttpApiSchema.param("cfId", CfId)
+export const memberParam = HttpApiSchema.param("cfId", CfId)
 
 export class OrgsGroup extends HttpApiGroup.make("orgs")
   .add(

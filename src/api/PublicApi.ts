@@ -8,6 +8,7 @@ import { DocsGroup } from "./DocsApi.ts"
 import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
 import { InvitationPageGroup, OrgsGroup } from "./OrgsApi.ts"
+import { PoolsGroup } from "./PoolsApi.ts"
 import { LeaderboardGroup, PointsGroup, ReferralLinksGroup, ReferralsGroup } from "./PointsApi.ts"
 import { ServiceGroup } from "./ServiceApi.ts"
 import { AlwaysPossibleErrors } from "./shared.ts"
@@ -21,6 +22,7 @@ export class PublicApi extends HttpApi.make("public")
   .add(KeysGroup)
   .add(AccountGroup)
   .add(OrgsGroup)
+  .add(PoolsGroup)
   .add(InvitationPageGroup)
   .add(PointsGroup)
   .add(LeaderboardGroup)
