@@ -6,7 +6,16 @@ import { Either, ParseResult, Schema } from "effect"
 import { InsufficientBalance, type SpendingScope as SpendingScopeSchema } from "../errors.ts"
 import { formatUsd18, parseUsd18Either, Usd18, type Wei, Wei as toWei } from "../money.ts"
 
-export const LedgerEntryKind = Schema.Literal("grant", "deposit", "withdrawal", "withdrawal_refund", "charge", "adjustment")
+export const LedgerEntryKind = Schema.Literal(
+  "grant",
+  "deposit",
+  "withdrawal",
+  "withdrawal_refund",
+  "charge",
+  "adjustment",
+  "transfer_in",
+  "transfer_out"
+)
 export type LedgerEntryKind = typeof LedgerEntryKind.Type
 
 export type SpendingScope = typeof SpendingScopeSchema.Type

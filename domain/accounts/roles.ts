@@ -29,7 +29,12 @@ export const ACTIONS = {
   /** Invite, resend and revoke for Admins; remove Admins. */
   manageAdmins: "owner",
   /** Delete the organization (after every other member left). */
-  deleteOrganization: "owner"
+  deleteOrganization: "owner",
+  // Not in SPEC's table (docs/decisions.md, "transfers"): credit reaches an organization only from its members.
+  /** Move credit from one's personal account into the organization. */
+  contributeCredits: "member",
+  /** Move the organization's available credit to one's personal account (to empty it before deleting it). */
+  withdrawOrganizationCredits: "owner"
 } as const satisfies Record<string, Role>
 
 export type Action = keyof typeof ACTIONS

@@ -193,6 +193,37 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
       )
 
     /**
+     * Moves `amountWei` of available credit from one account to another: a `transfer_out` and a `transfer_in` entry
+     * with one reference, in one transaction that locks both rows in id order (so two opposite transfers cannot
+     * deadlock). Refused with 402 when the source's available credit (balance minus holds) is short. A reference seen
+     * before moves nothing again.
+     */
+    const transfer = (fromAccountId: string, toAccountId: string, amountWei: bigint, reference: string, note: string | null) =>
+      positive(amountWei).pipe(
+        Effect.zipRight(fromAccountId === toAccountId ? Effect.dieMessage("a transfer needs two accounts") : now),
+        Effect.flatMap((at) =>
+          transaction(
+            Effect.gen(function* () {
+              const [first, second] = BigInt(fromAccountId) < BigInt(toAccountId) ? [fromAccountId, toAccountId] : [toAccountId, fromAccountId]
+              const locked = [yield* lockAccount(first), yield* lockAccount(second)]
+              const source = locked.find((a) => a.id === fromAccountId)!
+              const target = locked.find((a) => a.id === toAccountId)!
+              const earlier = yield* repository.findEntry("transfer_out", reference)
+              if (Option.isSome(earlier)) {
+                return { applied: false, fromBalanceWei: source.balanceWei, toBalanceWei: target.balanceWei }
+              }
+              if (!coversAmount(source.balanceWei, source.reservedWei, amountWei)) {
+                return yield* Effect.fail(insufficientBalance(source.balanceWei, source.reservedWei, amountWei))
+              }
+              const out = yield* post(source, "transfer_out", -amountWei, { reference, note, at })
+              const into = yield* post(target, "transfer_in", amountWei, { reference, note, at })
+              return { applied: true, fromBalanceWei: out.balanceWei, toBalanceWei: into.balanceWei }
+            })
+          )
+        )
+      )
+
+    /**
      * Sets `amountWei` aside for request `requestId`: one statement (`ledger_reserve`, migration 0010) that locks the
      * account, checks the available credit (402 insufficient_balance; a negative balance refuses everything) and every
      * cap that applies, the key's before the account's (429 spending_limit_reached naming the scope), inserts the hold
@@ -351,6 +382,7 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
       deposit,
       withdraw,
       refundWithdrawal,
+      transfer,
       reserve,
       settle,
       release,

@@ -5,10 +5,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ORGANIZATION_ID_PATTERN } from "../../domain/accounts/ids.ts"
+import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { INVITATION_TOKEN_PATTERN } from "../../domain/accounts/invitations.ts"
 import {
   Conflict,
   Forbidden,
+  InsufficientBalance,
   InvitationAlreadyAccepted,
   InvitationExpired,
   InvitationRevoked,
@@ -56,6 +58,14 @@ const CreateOrganization = reportAllIssues(
   Schema.Struct({ name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)) })
 )
 const ContextChange = reportAllIssues(Schema.Struct({ orgId: Schema.NullOr(OrgId) }))
+
+const TransferRequest = reportAllIssues(Schema.Struct({ amountWei: PositiveWei }))
+export const TransferView = Schema.Struct({
+  transferId: Schema.String,
+  amountWei: WeiDigits,
+  personalBalanceWei: WeiDigits.annotations({ description: "Your personal balance after the move" }),
+  organizationBalanceWei: WeiDigits
+}).annotations({ identifier: "OrganizationTransfer" })
 
 const InvitationState = Schema.Literal("pending", "expired", "accepted", "revoked")
 const InvitedRole = Schema.Literal("admin", "member").annotations({ description: "The Owner role is never handed out" })
@@ -142,6 +152,26 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
       .addError(errorWire(Conflict))
       .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Leave an organization at once (not its owner); your keys on it are revoked")
+  )
+  .add(
+    HttpApiEndpoint.post("contributeCredits")`/v1/orgs/${orgParam}/credits`
+      .setPayload(TransferRequest)
+      .addSuccess(TransferView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(InsufficientBalance))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Move credit from your personal account into the organization (any member); requests made there are paid from it")
+  )
+  .add(
+    HttpApiEndpoint.post("withdrawCredits")`/v1/orgs/${orgParam}/credits/withdraw`
+      .setPayload(TransferRequest)
+      .addSuccess(TransferView)
+      .addError(errorWire(NotFound))
+      .addError(errorWire(OrgRoleRequired))
+      .addError(errorWire(InsufficientBalance))
+      .addError(errorWire(ValidationFailed))
+      .annotate(OpenApi.Summary, "Move the organization's available credit to your personal account (the Owner)")
   )
   .add(
     HttpApiEndpoint.post("setContext", "/v1/orgs/context")

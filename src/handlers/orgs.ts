@@ -5,6 +5,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Invitations } from "../../services/accounts/Invitations.ts"
+import { OrganizationCredits, type TransferView } from "../../services/accounts/OrganizationCredits.ts"
 import { Organizations } from "../../services/accounts/Organizations.ts"
 import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
@@ -13,7 +14,14 @@ export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =
   Effect.gen(function* () {
     const orgs = yield* Organizations
     const invitations = yield* Invitations
+    const credits = yield* OrganizationCredits
     const cfId = Effect.map(CurrentIdentity, (identity) => identity.cfId)
+    const transferView = (t: TransferView) => ({
+      transferId: t.transferId,
+      amountWei: t.amountWei.toString(),
+      personalBalanceWei: t.personalBalanceWei.toString(),
+      organizationBalanceWei: t.organizationBalanceWei.toString()
+    })
     return handlers
       .handle("createOrganization", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.create(id, payload.name)))
       .handle("listOrganizations", () => Effect.map(Effect.flatMap(cfId, orgs.list), (data) => ({ object: "list" as const, data })))
@@ -24,6 +32,12 @@ export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =
       )
       .handle("removeMember", ({ path }) => Effect.flatMap(cfId, (id) => orgs.removeMember(id, path.id, path.cfId)))
       .handle("leaveOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.leave(id, path.id)))
+      .handle("contributeCredits", ({ path, payload }) =>
+        Effect.flatMap(CurrentIdentity, (me) => Effect.map(credits.contribute(me.cfId, me.personalAccountId, path.id, payload.amountWei), transferView))
+      )
+      .handle("withdrawCredits", ({ path, payload }) =>
+        Effect.flatMap(CurrentIdentity, (me) => Effect.map(credits.withdraw(me.cfId, me.personalAccountId, path.id, payload.amountWei), transferView))
+      )
       .handle("setContext", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.setContext(id, payload.orgId)))
       .handle("invite", ({ path, payload }) => Effect.flatMap(cfId, (id) => invitations.invite(id, path.id, payload.email, payload.role)))
       .handle("listInvitations", ({ path }) =>

@@ -1,0 +1,58 @@
+/**
+ * Credit between a member's personal account and an organization's (docs/decisions.md, "transfers"): funding always
+ * lands on the personal account (SPEC "Organization rules") and an organization's requests are paid from its own
+ * balance, so a member moves credit in, and the Owner can move what is available back out (an organization is deleted
+ * only once it holds nothing). Each move is one ledger transaction (Ledger.transfer).
+ */
+import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
+import { type Action, refusal } from "../../domain/accounts/roles.ts"
+import { Ledger } from "./Ledger.ts"
+import { Organizations } from "./Organizations.ts"
+
+export interface TransferView {
+  readonly transferId: string
+  readonly amountWei: bigint
+  /** The caller's personal balance after the move. */
+  readonly personalBalanceWei: bigint
+  readonly organizationBalanceWei: bigint
+}
+
+const transferId = () => `trf_${randomBytes(12).toString("hex")}`
+
+export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("OrganizationCredits", {
+  effect: Effect.gen(function* () {
+    const orgs = yield* Organizations
+    const ledger = yield* Ledger
+
+    const move = (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint, action: Action, into: boolean) =>
+      Effect.gen(function* () {
+        const m = yield* orgs.membership(cfId, orgId)
+        const refused = refusal(m.role, action, into ? "Moving credit into the organization" : "Moving the organization's credit out")
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        const id = transferId()
+        const note = into ? `from ${cfId} into ${orgId}` : `from ${orgId} to ${cfId}`
+        const moved = into
+          ? yield* ledger.transfer(personalAccountId, m.accountId, amountWei, id, note)
+          : yield* ledger.transfer(m.accountId, personalAccountId, amountWei, id, note)
+        return {
+          transferId: id,
+          amountWei,
+          personalBalanceWei: into ? moved.fromBalanceWei : moved.toBalanceWei,
+          organizationBalanceWei: into ? moved.toBalanceWei : moved.fromBalanceWei
+        } satisfies TransferView
+      }).pipe(
+        // Both accounts exist (the membership and the identity say so): a missing one would be a defect.
+        Effect.catchTag("NotFound", (error) => (error.message.startsWith("No account") ? Effect.die(error) : Effect.fail(error)))
+      )
+
+    return {
+      /** Any member moves credit from their personal account into the organization. */
+      contribute: (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint) =>
+        move(cfId, personalAccountId, orgId, amountWei, "contributeCredits", true),
+      /** The Owner moves the organization's available credit to their personal account. */
+      withdraw: (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint) =>
+        move(cfId, personalAccountId, orgId, amountWei, "withdrawOrganizationCredits", false)
+    } as const
+  })
+}) {}
