@@ -12,6 +12,7 @@ import { ServiceStatus } from "../services/platform/ServiceStatus.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
 import { AccountHandlers } from "../src/handlers/account.ts"
 import { AdminHandlers } from "../src/handlers/admin.ts"
+import { AccountToolsHandlers, AppsHandlers } from "../src/handlers/apps.ts"
 import { AuthHandlers } from "../src/handlers/auth.ts"
 import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
@@ -41,6 +42,8 @@ export const HandlersLive = Layer.mergeAll(
   AccountHandlers,
   PointsHandlers,
   OrgsHandlers,
+  AppsHandlers,
+  AccountToolsHandlers,
   PoolsHandlers,
   InvitationPageHandlers,
   UsageHandlers,

@@ -1,10 +1,11 @@
 /**
  * Identity (issue 9): mail, sign-in, sessions and signed requests, and the SessionAuth middleware every group behind
  * a session uses; with points and referrals (issue 12), which identity creation and sign-in award, and organizations with
- * their invitations and spending pools. SqlClient and
+ * their invitations and spending pools, and connected apps' grants. SqlClient and
  * AppConfig come from outside.
  */
 import { Layer } from "effect"
+import { AppGrants } from "../services/accounts/AppGrants.ts"
 import { EmailCodes } from "../services/accounts/EmailCodes.ts"
 import { Identities } from "../services/accounts/Identity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
@@ -20,7 +21,7 @@ import { Siwe } from "../services/accounts/Siwe.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { SessionAuthLive } from "../src/handlers/auth.ts"
 
-const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default, Pools.Default).pipe(
+const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default, Pools.Default, AppGrants.Default).pipe(
   Layer.provideMerge(Organizations.Default),
   Layer.provideMerge(
     Layer.mergeAll(EmailCodes.Default, Siwe.Default, SignedRequests.Default)

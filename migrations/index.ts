@@ -16,6 +16,7 @@ import routing from "./0011_routing.ts"
 import pointsReferrals from "./0012_points_referrals.ts"
 import organizations from "./0013_organizations.ts"
 import pools from "./0014_pools.ts"
+import appGrants from "./0015_app_grants.ts"
 import transfers from "./0016_transfers.ts"
 
 export const migrations = {
@@ -33,5 +34,6 @@ export const migrations = {
   "0012_points_referrals": pointsReferrals,
   "0013_organizations": organizations,
   "0014_pools": pools,
+  "0015_app_grants": appGrants,
   "0016_transfers": transfers
 }

@@ -17,19 +17,20 @@ export const isWellFormedApiKey = (raw: string): boolean => WELL_FORMED.test(raw
 
 export const hashApiKey = (raw: string): string => createHash("sha256").update(raw, "utf8").digest("hex")
 
-/** What the list shows of a key: enough to recognize it, far too little to use it. */
-export const keyPrefixOf = (raw: string): string => raw.slice(0, API_KEY_PREFIX.length + 6)
-
 export interface NewApiKey {
   readonly raw: string
   readonly hash: string
+  /** What the list shows: enough to recognize it, far too little to use it. */
   readonly prefix: string
 }
 
-export const generateApiKey = (): NewApiKey => {
-  const raw = `${API_KEY_PREFIX}${randomBytes(SECRET_BYTES).toString("base64url")}`
-  return { raw, hash: hashApiKey(raw), prefix: keyPrefixOf(raw) }
+/** A bearer secret `<prefix><256 random bits in base64url>` with its hash and list prefix: API keys and app grants. */
+export const generateBearerSecret = (prefix: string): NewApiKey => {
+  const raw = `${prefix}${randomBytes(SECRET_BYTES).toString("base64url")}`
+  return { raw, hash: hashApiKey(raw), prefix: raw.slice(0, prefix.length + 6) }
 }
+
+export const generateApiKey = (): NewApiKey => generateBearerSecret(API_KEY_PREFIX)
 
 /** `key_` and 16 hex characters: the id the paths use. */
 export const generateApiKeyId = (): string => `key_${randomBytes(8).toString("hex")}`

@@ -1,8 +1,8 @@
 /**
  * Organizations (SPEC.md "Organization and invitation", "Organization rules"; DESIGN.md sections 11-12): create (at
  * most 10 owned), list, read, delete (the owner, once every other member left and no credit is left in it), members
- * (e-mails masked for Members), removal and leaving (at once; every API key the member issued on the organization's
- * account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
+ * (e-mails masked for Members), removal and leaving (at once; every API key and app grant the member issued on the
+ * organization's account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -143,11 +143,24 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
         ${issuedBy === undefined ? sql`` : sql`AND issued_by_cf_id = ${issuedBy}`}`
 
-    /** Takes `memberCfId` out: the membership row, their keys on the organization's account, their context there. */
+    /**
+     * Revokes the account's live app grants (only those `issuedBy` issued, when given): a grant acts as its issuer, who
+     * no longer may (services/accounts/AppGrants.ts).
+     */
+    const revokeGrants = (accountId: string, issuedBy?: string) => sql`
+      UPDATE app_grants SET status = 'revoked', revoked_at = now(), frozen_at = NULL
+      WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
+        ${issuedBy === undefined ? sql`` : sql`AND issued_by_cf_id = ${issuedBy}`}`
+
+    /**
+     * Takes `memberCfId` out: the membership row, their keys and app grants on the organization's account, their
+     * context there.
+     */
     const expel = (accountId: string, memberCfId: string) =>
       Effect.gen(function* () {
         yield* sql`DELETE FROM organization_members WHERE account_id = ${accountId}::bigint AND cf_id = ${memberCfId}`
         yield* revokeKeys(accountId, memberCfId)
+        yield* revokeGrants(accountId, memberCfId)
         yield* sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${memberCfId} AND active_account_id = ${accountId}::bigint`
       })
 
@@ -199,6 +212,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           yield* expel(m.accountId, cfId)
           yield* sql`UPDATE organizations SET deleted_at = now() WHERE account_id = ${m.accountId}::bigint`
           yield* revokeKeys(m.accountId)
+          yield* revokeGrants(m.accountId)
           return { deleted: orgId }
         })
       )

@@ -1,10 +1,10 @@
 /**
- * `GET /v1/usage` (SPEC "Usage response"): what the calling key's account holds and has spent, the key's own caps and
+ * `GET /v1/usage` (SPEC "Usage response"): what the calling key's (or app grant's) account holds and has spent, the key's own caps and
  * what their windows used, and the budget left under the tighter of the key's and the account's caps.
  */
 import { Clock, Effect } from "effect"
 import { type CapCheck, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
-import type { ApiKeyRecord } from "./ApiKeys.ts"
+import type { Credential } from "./Credentials.ts"
 import { Generations } from "../exchange/Generations.ts"
 import { Ledger } from "./Ledger.ts"
 import { LedgerRepository } from "./LedgerRepository.ts"
@@ -32,7 +32,7 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
     const repository = yield* LedgerRepository
     const generations = yield* Generations
 
-    const of = (key: ApiKeyRecord) =>
+    const of = (key: Credential) =>
       Effect.gen(function* () {
         const windows = capWindows(new Date(yield* Clock.currentTimeMillis))
         // A key always belongs to an account (a foreign key says so): its absence would be a defect, not a 404.

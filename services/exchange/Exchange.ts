@@ -23,7 +23,7 @@ import { checkKeyBudgets, checkWindows, planCandidates } from "../../domain/exch
 import { AllKeysExhausted, InternalError, RateLimited, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
-import type { ApiKeyRecord } from "../accounts/ApiKeys.ts"
+import type { Credential } from "../accounts/Credentials.ts"
 import { Ledger } from "../accounts/Ledger.ts"
 import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
@@ -54,7 +54,8 @@ export interface InferenceCall {
   readonly route: RouteRequest
   readonly stream: boolean
   readonly endUser: string | undefined
-  readonly apiKey: ApiKeyRecord
+  /** An API key or an app grant (services/accounts/Credentials.ts); a grant's id is recorded where a key's goes. */
+  readonly apiKey: Credential
 }
 
 export type InferenceAnswer<Body> =
@@ -84,7 +85,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
      * The key's inference request rate (DESIGN.md section 12): refused with 429 before anything is planned or reserved;
      * undefined when rate limits are off.
      */
-    const admitRequest = (apiKey: ApiKeyRecord): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
+    const admitRequest = (apiKey: Credential): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
       !rateLimits.enabled
         ? Effect.succeed(undefined)
         : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "inference"), (decision) =>
@@ -99,7 +100,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         )
 
     /** X-Key-*-Remaining: what the key's caps leave (its live holds counted), or `unlimited`; keys have no weekly cap. */
-    const keyHeaders = (apiKey: ApiKeyRecord) =>
+    const keyHeaders = (apiKey: Credential) =>
       apiKey.dailyLimitWei === null && apiKey.monthlyLimitWei === null
         ? Effect.succeed({ "x-key-daily-remaining": "unlimited", "x-key-weekly-remaining": "unlimited", "x-key-monthly-remaining": "unlimited" })
         : Effect.map(usage.of(apiKey), (report) => {

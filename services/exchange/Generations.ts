@@ -1,6 +1,6 @@
 /**
  * The stored bills of inference requests (migration 0009): written in the settlement's transaction, read back by
- * `GET /v1/generations/{id}` and summed for the cache counters of `/v1/usage`.
+ * `GET /v1/generations/{id}`, summed for the cache counters of `/v1/usage` and for the spend an app reads.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -77,6 +77,15 @@ export interface CacheTotals {
   readonly cacheWrite1hTokens: number | null
 }
 
+export type SpendGrouping = "model" | "key" | "day"
+
+export interface SpendGroup {
+  /** The model key, the credential id or the UTC day (YYYY-MM-DD). */
+  readonly bucket: string | null
+  readonly chargeWei: bigint
+  readonly requests: number
+}
+
 export class Generations extends Effect.Service<Generations>()("Generations", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -129,6 +138,25 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
         )
       )
 
-    return { insertOnSettle, find, cacheTotals } as const
+    /**
+     * What the account's requests since `since` were charged, grouped by the model that served them, the credential
+     * (key or app grant id; null for none) or the UTC day: biggest first, days in order.
+     */
+    const spendBreakdown = (accountId: string, since: Date, by: SpendGrouping): Effect.Effect<ReadonlyArray<SpendGroup>> => {
+      const group = by === "model" ? sql`model_used` : by === "key" ? sql`api_key_id` : sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
+      return orDieAtRepository(
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: Schema.Struct({ bucket: Schema.NullOr(Schema.String), chargeWei: Schema.BigInt, requests: Schema.NumberFromString }),
+          execute: () => sql`
+            SELECT ${group} AS bucket, sum(charge_wei)::text AS charge_wei, count(*)::text AS requests
+            FROM generations WHERE account_id = ${accountId}::bigint AND created_at >= ${since}
+            GROUP BY 1
+            ORDER BY ${by === "day" ? sql`1` : sql`sum(charge_wei) DESC, 1`}`
+        })(undefined)
+      )
+    }
+
+    return { insertOnSettle, find, cacheTotals, spendBreakdown } as const
   })
 }) {}

@@ -10,9 +10,13 @@ import {
   AllKeysExhausted,
   ApiKeyFrozen,
   ApiKeyRevoked,
+  AppGrantFrozen,
+  AppGrantRevoked,
+  Forbidden,
   InsufficientBalance,
   InternalError,
   InvalidApiKey,
+  InvalidAppGrant,
   ModelRestricted,
   NotFound,
   RateLimited,
@@ -23,14 +27,14 @@ import {
 import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
-import { ApiKeyAuth, CurrentApiKey } from "./ApiKeyAuth.ts"
+import { ApiKeyAuth, credentialBearer, CredentialFailure, CurrentApiKey } from "./ApiKeyAuth.ts"
 import { reportAllIssues } from "./shared.ts"
 
 /** `POST /v1/messages` also takes the key as `x-api-key` (SPEC Authentication 2). */
 export class MessagesKeyAuth extends HttpApiMiddleware.Tag<MessagesKeyAuth>()("MessagesKeyAuth", {
   provides: CurrentApiKey,
-  failure: Schema.Union(errorWire(InvalidApiKey), errorWire(ApiKeyFrozen), errorWire(ApiKeyRevoked)),
-  security: { bearer: HttpApiSecurity.bearer, apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }) }
+  failure: CredentialFailure,
+  security: { bearer: credentialBearer, apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }) }
 }) {}
 
 const EventStream = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })).annotations({
@@ -57,6 +61,7 @@ export class ChatGroup extends HttpApiGroup.make("chat")
         .addSuccess(EventStream)
         .addError(errorWire(ValidationFailed))
         .addError(errorWire(ModelRestricted))
+        .addError(errorWire(Forbidden))
         .addError(errorWire(InsufficientBalance))
         .addError(errorWire(SpendingLimitReached))
         .addError(errorWire(AllKeysExhausted))
@@ -82,6 +87,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         .addSuccess(EventStream)
         .addError(errorWire(ValidationFailed))
         .addError(errorWire(ModelRestricted))
+        .addError(errorWire(Forbidden))
         .addError(errorWire(InsufficientBalance))
         .addError(errorWire(SpendingLimitReached))
         .addError(errorWire(AllKeysExhausted))
@@ -132,7 +138,10 @@ export class ModelsGroup extends HttpApiGroup.make("models")
       .addError(errorWire(InvalidApiKey))
       .addError(errorWire(ApiKeyFrozen))
       .addError(errorWire(ApiKeyRevoked))
-      .annotate(OpenApi.Summary, "Which models can be served now, and what `auto` resolves to; a Bearer key is optional")
+      .addError(errorWire(InvalidAppGrant))
+      .addError(errorWire(AppGrantFrozen))
+      .addError(errorWire(AppGrantRevoked))
+      .annotate(OpenApi.Summary, "Which models can be served now, and what `auto` resolves to; a Bearer key (or app grant) is optional")
   )
   .annotate(OpenApi.Title, "Models") {}
 

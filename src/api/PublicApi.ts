@@ -4,6 +4,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthGroup, MeGroup } from "./AuthApi.ts"
 import { AccountGroup } from "./AccountApi.ts"
+import { AccountToolsGroup, AppsGroup } from "./AppsApi.ts"
 import { DocsGroup } from "./DocsApi.ts"
 import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
@@ -23,6 +24,8 @@ export class PublicApi extends HttpApi.make("public")
   .add(AccountGroup)
   .add(OrgsGroup)
   .add(PoolsGroup)
+  .add(AppsGroup)
+  .add(AccountToolsGroup)
   .add(InvitationPageGroup)
   .add(PointsGroup)
   .add(LeaderboardGroup)

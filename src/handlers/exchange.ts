@@ -10,7 +10,7 @@ import { renderMessage } from "../../domain/exchange/translate/anthropicRender.t
 import { makeMessagesStream } from "../../domain/exchange/translate/anthropicStream.ts"
 import { decodeChatCompletionsRequest, renderChatCompletion } from "../../domain/exchange/translate/openaiChatInbound.ts"
 import { makeChatCompletionStream } from "../../domain/exchange/translate/openaiChatStream.ts"
-import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
+import { Credentials, requireScope } from "../../services/accounts/Credentials.ts"
 import { Exchange, type InferenceAnswer, type InferenceCall } from "../../services/exchange/Exchange.ts"
 import { Generations, type GenerationRow } from "../../services/exchange/Generations.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
@@ -36,6 +36,9 @@ const respond = <Body>(answer: InferenceAnswer<Body>) =>
       headers: { ...answer.headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
     })
 
+/** The credential of a request that spends: an app grant needs `account:act` (a key always may). */
+const spender = Effect.tap(CurrentApiKey, (credential) => requireScope(credential, "account:act"))
+
 const chatRenderer = { whole: renderChatCompletion, stream: makeChatCompletionStream }
 const messagesRenderer = { whole: renderMessage, stream: makeMessagesStream }
 
@@ -44,8 +47,10 @@ export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =
     const exchange = yield* Exchange
     return handlers.handleRaw("chatCompletions", () =>
       Effect.gen(function* () {
+        // Refused before the body is read: a read-only grant learns what it lacks, whatever it sent.
+        const apiKey = yield* spender
         const decoded = yield* Either.match(decodeChatCompletionsRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const call: InferenceCall = { format: "chat", ...decoded, apiKey: yield* CurrentApiKey }
+        const call: InferenceCall = { format: "chat", ...decoded, apiKey }
         return respond(yield* exchange.serve(call, chatRenderer))
       })
     )
@@ -55,12 +60,12 @@ export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =
 /** Bearer first, else `x-api-key`; either scheme reads the same request, so a refusal names the key that was sent. */
 const MessagesKeyAuthLive = Layer.effect(
   MessagesKeyAuth,
-  Effect.map(ApiKeys, (keys) => {
+  Effect.map(Credentials, (credentials) => {
     const authenticate = () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         const authorization = request.headers.authorization ?? ""
         const token = /^bearer /i.test(authorization) ? authorization.slice(7) : (request.headers["x-api-key"] ?? "")
-        return keys.authenticate(token.trim())
+        return credentials.authenticate(token.trim())
       })
     return MessagesKeyAuth.of({ bearer: (_: Redacted.Redacted) => authenticate(), apiKey: (_: Redacted.Redacted) => authenticate() })
   })
@@ -71,8 +76,10 @@ export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (han
     const exchange = yield* Exchange
     return handlers.handleRaw("messages", () =>
       Effect.gen(function* () {
+        // Refused before the body is read: a read-only grant learns what it lacks, whatever it sent.
+        const apiKey = yield* spender
         const decoded = yield* Either.match(decodeMessagesRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const call: InferenceCall = { format: "messages", ...decoded, apiKey: yield* CurrentApiKey }
+        const call: InferenceCall = { format: "messages", ...decoded, apiKey }
         return respond(yield* exchange.serve(call, messagesRenderer))
       })
     )
@@ -83,7 +90,7 @@ export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handler
   Effect.gen(function* () {
     const models = yield* ModelCatalog
     const quotes = yield* Quotes
-    const keys = yield* ApiKeys
+    const credentials = yield* Credentials
     return handlers
       .handle("models", () =>
         Effect.zipLeft(models.list, HttpApp.appendPreResponseHandler((_req, response) => Effect.succeed(HttpServerResponse.setHeader(response, "cache-control", "public, max-age=60"))))
@@ -93,7 +100,7 @@ export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handler
           // The key is optional (COMPAT.md): without one, the shared capacity; with one, what that key may use.
           const request = yield* HttpServerRequest.HttpServerRequest
           const authorization = request.headers.authorization ?? ""
-          const allowed = /^bearer /i.test(authorization) ? (yield* keys.authenticate(authorization.slice(7).trim())).allowedModels : []
+          const allowed = /^bearer /i.test(authorization) ? (yield* credentials.authenticate(authorization.slice(7).trim())).allowedModels : []
           return yield* quotes.availability(allowed)
         })
       )

@@ -1,11 +1,12 @@
 /**
- * ApiKeyAuth's implementation: the bearer token checked against the key cache (services/accounts/ApiKeys.ts).
+ * ApiKeyAuth's implementation: the bearer token checked as an API key (against the key cache) or an app grant
+ * (services/accounts/Credentials.ts).
  */
 import { Effect, Layer, Redacted } from "effect"
-import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
+import { Credentials } from "../../services/accounts/Credentials.ts"
 import { ApiKeyAuth } from "../api/ApiKeyAuth.ts"
 
 export const ApiKeyAuthLive = Layer.effect(
   ApiKeyAuth,
-  Effect.map(ApiKeys, (keys) => ApiKeyAuth.of({ bearer: (token) => keys.authenticate(Redacted.value(token)) }))
+  Effect.map(Credentials, (credentials) => ApiKeyAuth.of({ bearer: (token) => credentials.authenticate(Redacted.value(token)) }))
 )
