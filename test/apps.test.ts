@@ -8,16 +8,17 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { createHash } from "node:crypto"
 import OpenAI from "openai"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeClient, signInByWallet } from "./support/accounts.ts"
+import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, MAINTAINER_TOKEN, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
+import { type Answer, asUser, makeTeam, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 
 let fx: ExchangeFixture
-let users = 0
+let newUser: ReturnType<typeof walletUsers>
 
 beforeAll(async () => {
   fx = await startExchangeFixture()
+  newUser = walletUsers(fx.baseUrl, "192.0.2")
   await fx.grant(100n * ONE_CREDIT)
 }, 120_000)
 
@@ -25,29 +26,10 @@ afterAll(async () => {
   await fx?.close()
 })
 
-type Answer = { status: number; body: any }
-
-interface User {
-  readonly cfId: string
-  readonly call: (method: string, path: string, body?: unknown) => Promise<Answer>
-}
-
-const asUser = (cfId: string, cookie: string, ip: string): User => ({
-  cfId,
-  call: async (method, path, body) => {
-    const answer = await makeClient(fx.baseUrl).call(method, path, body, { cookie, ip })
-    return { status: answer.status, body: answer.body }
-  }
-})
-
-const newUser = async (): Promise<User> => {
-  const ip = `192.0.2.${++users}`
-  const { cookie, me } = await signInByWallet(makeClient(fx.baseUrl), privateKeyToAccount(generatePrivateKey()), ip)
-  return asUser(me.cf_id, cookie, ip)
-}
+type User = TeamUser
 
 /** The fixture's signed-in identity, which holds the credits. */
-const funded = () => asUser(fx.cfId, fx.cookie, fx.ip)
+const funded = () => asUser(fx.baseUrl, fx.cfId, fx.cookie, fx.ip)
 
 const connect = async (user: User, body: unknown = { appName: "Agent" }) => {
   const created = await user.call("POST", "/v1/apps/grants", body)
@@ -75,15 +57,7 @@ const team = async () => {
   const owner = await newUser()
   const admin = await newUser()
   const member = await newUser()
-  const created = await owner.call("POST", "/v1/orgs", { name: "Apps team" })
-  expect(created.status).toBe(201)
-  const orgId = created.body.id as string
-  for (const [user, role] of [[admin, "admin"], [member, "member"]] as const) {
-    await fx.query(
-      "INSERT INTO organization_members (account_id, cf_id, role) SELECT account_id, $2, $3 FROM organizations WHERE id = $1",
-      [orgId, user.cfId, role]
-    )
-  }
+  const orgId = await makeTeam(fx.query, owner, admin, member, "Apps team")
   for (const user of [owner, admin, member]) expect((await user.call("POST", "/v1/orgs/context", { orgId })).status).toBe(200)
   const [{ account_id: accountId }] = await fx.query("SELECT account_id::text FROM organizations WHERE id = $1", [orgId])
   return { owner, admin, member, orgId, accountId: accountId as string }

@@ -4,39 +4,14 @@
  * requests are then paid from it; the Owner moves what is available back out. Each move is one transaction: two
  * entries with one reference, a short balance refused with nothing moved, concurrent moves never overdraw.
  */
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeClient, signInByWallet } from "./support/accounts.ts"
-import { type ExchangeFixture, MAINTAINER_TOKEN, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
+import { type ExchangeFixture, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
+import { makeTeam, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 
 let fx: ExchangeFixture
-let users = 0
+let newUser: ReturnType<typeof walletUsers>
 
-interface User {
-  readonly cfId: string
-  readonly call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>
-}
-
-const newUser = async (credits = 0n): Promise<User> => {
-  const ip = `198.51.100.${++users}`
-  const client = makeClient(fx.baseUrl)
-  const { cookie, me } = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), ip)
-  if (credits > 0n) {
-    const granted = await client.call("POST", `/v1/admin/accounts/${me.cf_id}/credits`, { amountWei: (credits * ONE_CREDIT).toString() }, {
-      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
-    })
-    expect(granted.status).toBe(200)
-  }
-  return {
-    cfId: me.cf_id,
-    call: async (method, path, body) => {
-      const answer = await client.call(method, path, body, { cookie, ip })
-      return { status: answer.status, body: answer.body }
-    }
-  }
-}
-
-const balances = async (user: User, orgId: string) => {
+const balances = async (user: TeamUser, orgId: string) => {
   await user.call("POST", "/v1/orgs/context", { orgId: null })
   const personal = (await user.call("GET", "/v1/account")).body.balanceWei as string
   await user.call("POST", "/v1/orgs/context", { orgId })
@@ -46,21 +21,15 @@ const balances = async (user: User, orgId: string) => {
 
 /** An owner, an admin and a member (each with 10 personal credits) in a new organization. */
 const team = async () => {
-  const owner = await newUser(10n)
-  const admin = await newUser(10n)
-  const member = await newUser(10n)
-  const orgId = (await owner.call("POST", "/v1/orgs", { name: "Credit team" })).body.id as string
-  for (const [user, role] of [[admin, "admin"], [member, "member"]] as const) {
-    await fx.query(
-      "INSERT INTO organization_members (account_id, cf_id, role) SELECT account_id, $2, $3 FROM organizations WHERE id = $1",
-      [orgId, user.cfId, role]
-    )
-  }
-  return { owner, admin, member, orgId }
+  const owner = await newUser(10n * ONE_CREDIT)
+  const admin = await newUser(10n * ONE_CREDIT)
+  const member = await newUser(10n * ONE_CREDIT)
+  return { owner, admin, member, orgId: await makeTeam(fx.query, owner, admin, member, "Credit team") }
 }
 
 beforeAll(async () => {
   fx = await startExchangeFixture()
+  newUser = walletUsers(fx.baseUrl, "198.51.100")
 }, 120_000)
 
 afterAll(async () => {
@@ -114,7 +83,7 @@ describe("moving credit into an organization", () => {
 
   it("refuses outsiders, bad amounts, and moving credit out to anyone but the Owner", async () => {
     const { owner, admin, member, orgId } = await team()
-    const outsider = await newUser(1n)
+    const outsider = await newUser(ONE_CREDIT)
     expect((await outsider.call("POST", `/v1/orgs/${orgId}/credits`, { amountWei: "1" })).status).toBe(404)
     const bad = await member.call("POST", `/v1/orgs/${orgId}/credits`, { amountWei: "0" })
     expect(bad.status).toBe(422)

@@ -5,61 +5,25 @@
  * `details.pool`); concurrent requests never carry a pool past its cap; leaving the organization leaves the pool.
  */
 import OpenAI from "openai"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeClient, signInByWallet } from "./support/accounts.ts"
-import { type ExchangeFixture, MAINTAINER_TOKEN, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
+import { type ExchangeFixture, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
+import { grantCredits, makeTeam, refusedFor, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 
 let fx: ExchangeFixture
-let users = 0
-
-interface User {
-  readonly cfId: string
-  readonly call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>
-}
-
-const newUser = async (): Promise<User> => {
-  const ip = `198.51.100.${++users}`
-  const client = makeClient(fx.baseUrl)
-  const { cookie, me } = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), ip)
-  return {
-    cfId: me.cf_id,
-    call: async (method, path, body) => {
-      const answer = await client.call(method, path, body, { cookie, ip })
-      return { status: answer.status, body: answer.body }
-    }
-  }
-}
-
-const refusedFor = (answer: { status: number; body: any }, minimumRole: string, actualRole: string) => {
-  expect(answer.status, JSON.stringify(answer.body)).toBe(403)
-  expect(answer.body.error).toMatchObject({ code: "org_role_required", details: { minimumRole, actualRole } })
-}
+let newUser: ReturnType<typeof walletUsers>
 
 /** An organization with an owner, an admin and a member, funded by an operator grant to the organization's id. */
 const team = async (credits = 100n) => {
   const owner = await newUser()
   const admin = await newUser()
   const member = await newUser()
-  const created = await owner.call("POST", "/v1/orgs", { name: "Pool team" })
-  expect(created.status).toBe(201)
-  const orgId = created.body.id as string
-  for (const [user, role] of [[admin, "admin"], [member, "member"]] as const) {
-    await fx.query(
-      "INSERT INTO organization_members (account_id, cf_id, role) SELECT account_id, $2, $3 FROM organizations WHERE id = $1",
-      [orgId, user.cfId, role]
-    )
-  }
-  const granted = await makeClient(fx.baseUrl).call("POST", `/v1/admin/accounts/${orgId}/credits`, { amountWei: (credits * ONE_CREDIT).toString() }, {
-    headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
-  })
-  expect(granted.status, JSON.stringify(granted.body)).toBe(200)
-  expect(granted.body.cfId).toBe(owner.cfId)
+  const orgId = await makeTeam(fx.query, owner, admin, member, "Pool team")
+  expect((await grantCredits(fx.baseUrl, orgId, credits * ONE_CREDIT)).cfId).toBe(owner.cfId)
   return { owner, admin, member, orgId }
 }
 
 /** A key issued by `user` in the organization's context: it spends the organization's account. */
-const orgKey = async (user: User, orgId: string) => {
+const orgKey = async (user: TeamUser, orgId: string) => {
   expect((await user.call("POST", "/v1/orgs/context", { orgId })).status).toBe(200)
   const issued = await user.call("POST", "/v1/keys", { label: "team" })
   expect(issued.status, JSON.stringify(issued.body)).toBe(201)
@@ -89,6 +53,7 @@ const liveHolds = async (orgId: string) =>
 
 beforeAll(async () => {
   fx = await startExchangeFixture()
+  newUser = walletUsers(fx.baseUrl, "198.51.100")
 }, 120_000)
 
 afterAll(async () => {

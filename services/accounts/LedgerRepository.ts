@@ -7,6 +7,7 @@ import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { LedgerEntryKind, WeiFromNumeric } from "../../domain/accounts/ledger.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+import { SpendingScope } from "../../domain/errors.ts"
 
 const Timestamp = Schema.DateFromSelf
 const NullableWei = Schema.NullOr(WeiFromNumeric)
@@ -87,14 +88,8 @@ export const ReserveOutcome = Schema.Literal(
   "no_account",
   "duplicate",
   "insufficient",
-  "key_daily",
-  "key_monthly",
-  "pool_daily",
-  "pool_weekly",
-  "pool_monthly",
-  "account_daily",
-  "account_weekly",
-  "account_monthly"
+  // A cap exceeded: the refusal's scope, as the error table names it.
+  ...SpendingScope.literals
 )
 
 export interface SettleCall {
