@@ -1,0 +1,84 @@
+/**
+ * `npm run bench:exchange`: the floor DESIGN.md section 10 puts under every billed request, measured on the bench's own
+ * database in the same run. DESIGN fixes the hot path's budget at one reserve transaction (which locks the account row
+ * and checks balance and caps) and one settle transaction (charge and release) per request; this phase runs exactly
+ * those two statements (`ledger_reserve`, `ledger_settle`, migrations 0010/0014) over a bare `pg` client, with no HTTP,
+ * no Effect and no upstream, so what it measures is a bound no implementation of that design can beat here:
+ *   pair p50   one reserve + settle pair at 1 connection (the latency floor of the added p50);
+ *   one acct   pairs per second at BENCH_CONNECTIONS connections on ONE account, as the bench's load is (its row lock
+ *              serialises every reservation and settlement of that account: the throughput ceiling);
+ *   many accts the same spread over BENCH_CONNECTIONS accounts (no shared row: what the database itself allows).
+ * The accounts are scratch rows of the bench database (credited directly: only the statements' cost is measured).
+ */
+import pg from "pg"
+import { percentiles } from "./exchangeMeasure.ts"
+import { settings } from "./exchangeSettings.ts"
+
+export interface LedgerFloor {
+  readonly pairP50Ms: number
+  readonly pairP99Ms: number
+  readonly oneAccountPairsPerSecond: number
+  readonly manyAccountsPairsPerSecond: number
+}
+
+const HOLD_WEI = "1000000000000"
+const CHARGE_WEI = "900000000000"
+
+export const measureLedgerFloor = async (databaseUrl: string, pairs: number): Promise<LedgerFloor> => {
+  const clients = await Promise.all(
+    Array.from({ length: settings.connections }, async () => {
+      const client = new pg.Client({ connectionString: databaseUrl })
+      await client.connect()
+      return client
+    })
+  )
+  try {
+    const first = clients[0]!
+    const accounts: Array<string> = []
+    for (let i = 0; i < settings.connections; i++) {
+      const row = await first.query<{ id: string }>(
+        "INSERT INTO accounts (kind, balance_wei) VALUES ('organization', 10::numeric ^ 30) RETURNING id::text AS id"
+      )
+      accounts.push(row.rows[0]!.id)
+    }
+    let sequence = 0
+    const pair = async (client: pg.Client, account: string) => {
+      const request = `floor_${sequence++}`
+      const at = new Date()
+      await client.query(
+        "SELECT outcome FROM ledger_reserve($1::bigint, $2, $3::numeric, NULL, NULL, NULL, $4, $4, $4, $4, $5, NULL)",
+        [account, request, HOLD_WEI, at, new Date(at.getTime() + 600_000)]
+      )
+      await client.query("SELECT outcome FROM ledger_settle($1, $2::numeric, $3)", [request, CHARGE_WEI, new Date()])
+    }
+
+    for (let i = 0; i < 50; i++) await pair(first, accounts[0]!) // warm-up
+    const samples: Array<number> = []
+    for (let i = 0; i < pairs; i++) {
+      const started = process.hrtime.bigint()
+      await pair(first, accounts[0]!)
+      samples.push(Number(process.hrtime.bigint() - started) / 1e6)
+    }
+    const latency = percentiles(samples)
+
+    const rate = async (accountOf: (worker: number) => string) => {
+      let done = 0
+      const until = Date.now() + settings.durationSeconds * 1000
+      const started = Date.now()
+      await Promise.all(
+        clients.map(async (client, worker) => {
+          while (Date.now() < until) {
+            await pair(client, accountOf(worker))
+            done++
+          }
+        })
+      )
+      return done / ((Date.now() - started) / 1000)
+    }
+    const oneAccount = await rate(() => accounts[0]!)
+    const manyAccounts = await rate((worker) => accounts[worker]!)
+    return { pairP50Ms: latency.p50, pairP99Ms: latency.p99, oneAccountPairsPerSecond: oneAccount, manyAccountsPairsPerSecond: manyAccounts }
+  } finally {
+    await Promise.all(clients.map((client) => client.end()))
+  }
+}
