@@ -6,6 +6,7 @@
  */
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
 import { grantCredits, makeTeam, refusedFor, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 
@@ -198,6 +199,19 @@ describe("pool caps at reservation", () => {
     )
     expect(BigInt(charged.total)).toBe(used)
     expect(await liveHolds(orgId)).toBe(0)
+  })
+
+  it("narrows the remaining budget of /v1/usage by the issuer's pool", async () => {
+    const { owner, admin, orgId } = await team()
+    const pool = (await owner.call("POST", `/v1/orgs/${orgId}/pools`, { name: "Narrow", weeklyWei: "1000000" })).body
+    await owner.call("PUT", `/v1/orgs/${orgId}/pools/${pool.id}/members/${admin.cfId}`)
+    await admin.call("POST", "/v1/orgs/context", { orgId })
+    const secret = (await admin.call("POST", "/v1/keys", {})).body.secret as string
+    const usage = async () =>
+      (await makeClient(fx.baseUrl).call("GET", "/v1/usage", undefined, { headers: { authorization: `Bearer ${secret}` } })).body
+    expect((await usage()).remainingWei).toBe("1000000")
+    await owner.call("DELETE", `/v1/orgs/${orgId}/pools/${pool.id}/members/${admin.cfId}`)
+    expect((await usage()).remainingWei).toBe((100n * ONE_CREDIT).toString())
   })
 
   it("takes a member who leaves the organization out of its pool in the same transaction", async () => {

@@ -54,6 +54,17 @@ const ENTRY_COLUMNS = "id, account_id, kind, amount_wei, balance_after_wei, refe
 
 const Sums = Schema.Struct({ day: WeiFromNumeric, week: WeiFromNumeric, month: WeiFromNumeric })
 const KeySums = Schema.Struct({ day: WeiFromNumeric, month: WeiFromNumeric, live: WeiFromNumeric })
+const NullableLimit = Schema.NullOr(WeiFromNumeric)
+/** A member's spending pool: its caps, and its charges in each window plus its live holds (what ledger_reserve checks). */
+const PoolSums = Schema.Struct({
+  dailyLimitWei: NullableLimit,
+  weeklyLimitWei: NullableLimit,
+  monthlyLimitWei: NullableLimit,
+  day: WeiFromNumeric,
+  week: WeiFromNumeric,
+  month: WeiFromNumeric
+})
+export type PoolUsage = typeof PoolSums.Type
 
 export interface NewEntry {
   readonly accountId: string
@@ -183,6 +194,26 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
             WHERE api_key_id = ${apiKeyId} AND released_at IS NULL AND settled_at IS NULL)::text AS live`
     })
 
+    /** The pool `memberCfId` is in on the account (none outside organizations), as `ledger_reserve` counts it. */
+    const poolUsage = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, memberCfId: Schema.String, day: Timestamp, week: Timestamp, month: Timestamp, since: Timestamp }),
+      Result: PoolSums,
+      execute: ({ accountId, day, memberCfId, month, since, week }) => sql`
+        SELECT p.daily_limit_wei::text AS daily_limit_wei, p.weekly_limit_wei::text AS weekly_limit_wei,
+          p.monthly_limit_wei::text AS monthly_limit_wei,
+          (c.day + h.live)::text AS day, (c.week + h.live)::text AS week, (c.month + h.live)::text AS month
+        FROM spending_pool_members m JOIN spending_pools p ON p.id = m.pool_id AND p.deleted_at IS NULL
+        CROSS JOIN LATERAL (
+          SELECT COALESCE(-SUM(e.amount_wei) FILTER (WHERE e.created_at >= ${day}), 0) AS day,
+                 COALESCE(-SUM(e.amount_wei) FILTER (WHERE e.created_at >= ${week}), 0) AS week,
+                 COALESCE(-SUM(e.amount_wei) FILTER (WHERE e.created_at >= ${month}), 0) AS month
+          FROM ledger_entries e WHERE e.pool_id = p.id AND e.kind = 'charge' AND e.created_at >= ${since}) c
+        CROSS JOIN LATERAL (
+          SELECT COALESCE(SUM(x.amount_wei), 0) AS live
+          FROM holds x WHERE x.pool_id = p.id AND x.released_at IS NULL AND x.settled_at IS NULL) h
+        WHERE m.account_id = ${accountId}::bigint AND m.cf_id = ${memberCfId}`
+    })
+
     /** `ledger_reserve` (migration 0010): the whole reservation, checks included, in one statement. */
     const reserve = SqlSchema.single({
       Request: Schema.Any as Schema.Schema<ReserveCall>,
@@ -276,6 +307,8 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
       accountCharges: (accountId: string, windows: { day: Date; week: Date; month: Date; since: Date }) =>
         orDieAtRepository(accountCharges({ accountId, ...windows })),
       keyUsage: (apiKeyId: string, windows: { day: Date; month: Date }) => orDieAtRepository(keyUsage({ apiKeyId, ...windows })),
+      poolUsage: (accountId: string, memberCfId: string, windows: { day: Date; week: Date; month: Date; since: Date }) =>
+        orDieAtRepository(poolUsage({ accountId, memberCfId, ...windows })),
       reserve: (call: ReserveCall) => orDieAtRepository(reserve(call)),
       settle: (call: SettleCall) => orDieAtRepository(settle(call)),
       release: (requestId: string, at: Date) => orDieAtRepository(release({ requestId, at })),

@@ -1,8 +1,9 @@
 /**
- * `GET /v1/usage` (SPEC "Usage response"): what the calling key's (or app grant's) account holds and has spent, the key's own caps and
- * what their windows used, and the budget left under the tighter of the key's and the account's caps.
+ * `GET /v1/usage` (SPEC "Usage response"): what the calling key's (or app grant's) account holds and has spent, the
+ * key's own caps and what their windows used, and the budget left under the tightest of the key's, its issuer's
+ * spending pool's and the account's caps.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { type CapCheck, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
 import type { Credential } from "./Credentials.ts"
 import { Generations } from "../exchange/Generations.ts"
@@ -44,8 +45,27 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
           month: windows.monthStart,
           since: earliestWindowStart(windows)
         })
+        // The issuer's spending pool in an organization binds as well (migration 0014).
+        const pool =
+          key.issuedByCfId === null
+            ? Option.none()
+            : yield* repository.poolUsage(key.accountId, key.issuedByCfId, {
+              day: windows.dayStart,
+              week: windows.weekStart,
+              month: windows.monthStart,
+              since: earliestWindowStart(windows)
+            })
+        const poolChecks: ReadonlyArray<CapCheck> = Option.match(pool, {
+          onNone: () => [],
+          onSome: (p) => [
+            { scope: "pool_daily", limitWei: p.dailyLimitWei, usedWei: p.day },
+            { scope: "pool_weekly", limitWei: p.weeklyLimitWei, usedWei: p.week },
+            { scope: "pool_monthly", limitWei: p.monthlyLimitWei, usedWei: p.month }
+          ]
+        })
         // Live holds count against every window, as they do at reservation.
         const checks: ReadonlyArray<CapCheck> = [
+          ...poolChecks,
           { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyUsed.day + keyUsed.live },
           { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyUsed.month + keyUsed.live },
           { scope: "account_daily", limitWei: account.limits.dailyWei, usedWei: charged.day + account.reservedWei },
