@@ -87,6 +87,17 @@ describe("AppConfig", () => {
     }
   })
 
+  it("reads the disposable e-mail domains file: the bundled list by default, a path, or off when empty", () => {
+    const bundled = Either.getOrThrow(load({})).identity.disposableEmailDomainsFile
+    expect(Option.getOrThrow(bundled)).toMatch(/\/data\/accounts\/disposable-domains\.txt$/)
+    expect(Either.getOrThrow(load({ DISPOSABLE_EMAIL_DOMAINS_FILE: " /etc/cx/disposable.txt " })).identity.disposableEmailDomainsFile).toEqual(
+      Option.some("/etc/cx/disposable.txt")
+    )
+    for (const off of ["", "  "]) {
+      expect(Option.isNone(Either.getOrThrow(load({ DISPOSABLE_EMAIL_DOMAINS_FILE: off })).identity.disposableEmailDomainsFile)).toBe(true)
+    }
+  })
+
   it("never prints a secret", () => {
     const config = Either.getOrThrow(
       load({ DATABASE_URL: "postgres://app:hunter2@db/cx", PUBLISHER_PRIVATE_KEY: "0xdeadbeef", RPC_URL: "https://x/key123" })

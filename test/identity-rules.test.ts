@@ -1,9 +1,11 @@
 /**
  * The pure rules of identity (issue 9): CF IDs and referral codes, display-name masking, e-mail codes, the
- * signed-request canonical text and its header checks.
+ * signed-request canonical text and its header checks; disposable e-mail domains (issue 12, optional).
  */
+import { Either } from "effect"
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "vitest"
+import { isDisposable, parseDisposableDomains } from "../domain/accounts/disposableEmail.ts"
 import { codeFrom, codeMessage, hashCode, sameDigest } from "../domain/accounts/emailCode.ts"
 import {
   base32,
@@ -126,5 +128,42 @@ describe("policies", () => {
     expect(retryAfterSeconds(SIGNUPS_PER_IP, new Date("2026-01-01T01:00:00Z"), now)).toBe(3600)
     expect(retryAfterSeconds(SIGNUPS_PER_IP, now, now)).toBe(86400)
     expect(retryAfterSeconds(SIGNUPS_PER_IP, new Date("2025-01-01T00:00:00Z"), now)).toBe(1)
+  })
+})
+
+describe("disposable e-mail domains", () => {
+  const list = Either.getOrThrow(parseDisposableDomains("# a comment\n\nMailinator.com\n  yopmail.com   # trailing comment\r\nexample.\n"))
+
+  it("parse one domain a line, lower-cased, skipping comments and blank lines", () => {
+    expect([...list].sort()).toEqual(["example", "mailinator.com", "yopmail.com"])
+    expect(Either.getOrThrow(parseDisposableDomains("")).size).toBe(0)
+    expect(Either.getOrThrow(parseDisposableDomains("# only comments\n\n")).size).toBe(0)
+  })
+
+  it("refuse a line that is not a domain, naming the line", () => {
+    expect(parseDisposableDomains("ok.com\nmailinator.com, yopmail.com\n")).toEqual(Either.left('line 2: "mailinator.com, yopmail.com" is not a domain (one domain per line)'))
+    expect(Either.isLeft(parseDisposableDomains("someone@mailinator.com"))).toBe(true)
+    expect(Either.isLeft(parseDisposableDomains("a..b.com"))).toBe(true)
+    expect(Either.isLeft(parseDisposableDomains("https://mailinator.com/"))).toBe(true)
+  })
+
+  it("match the address's domain and every parent domain, in any case", () => {
+    expect(isDisposable("someone@mailinator.com", list)).toBe(true)
+    expect(isDisposable("Someone@MAILINATOR.Com", list)).toBe(true)
+    expect(isDisposable("someone@x.mailinator.com", list)).toBe(true)
+    expect(isDisposable("someone@a.b.yopmail.com", list)).toBe(true)
+    expect(isDisposable("someone@mailinator.com.", list)).toBe(true)
+    // A listed single label covers its whole zone.
+    expect(isDisposable("someone@shop.example", list)).toBe(true)
+  })
+
+  it("match on label boundaries only, and the domain after the last @", () => {
+    expect(isDisposable("someone@notmailinator.com", list)).toBe(false)
+    expect(isDisposable("someone@mailinator.com.evil.org", list)).toBe(false)
+    expect(isDisposable("someone@mailinator.co", list)).toBe(false)
+    expect(isDisposable("mailinator.com@gmail.com", list)).toBe(false)
+    expect(isDisposable("\"a@mailinator.com\"@gmail.com", list)).toBe(false)
+    expect(isDisposable("no-at-sign", list)).toBe(false)
+    expect(isDisposable("someone@mailinator.com", new Set())).toBe(false)
   })
 })

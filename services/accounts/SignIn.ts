@@ -5,14 +5,20 @@
  *
  * A sign-up is attributed to the referral code of the request's `cf_ref` cookie (first touch), else to the one the
  * client sent; each sign-in earns the day's login points (Points.recordLogin) in the same transaction.
+ *
+ * An address on the disposable-domain list (DISPOSABLE_EMAIL_DOMAINS_FILE) cannot become a new CF ID's e-mail nor be
+ * added to a wallet-only one: 422 naming `email`, before any code is counted, stored or mailed. A CF ID that already
+ * has such an address still signs in with it.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { DISPOSABLE_EMAIL_MESSAGE, isDisposable } from "../../domain/accounts/disposableEmail.ts"
 import type { CodePurpose } from "../../domain/accounts/emailCode.ts"
 import { referralCandidates } from "../../domain/accounts/referrals.ts"
-import { AlreadyExists, Conflict } from "../../domain/errors.ts"
+import { AlreadyExists, Conflict, ValidationFailed } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+import { loadDisposableDomains } from "./disposableDomains.ts"
 import { EmailCodes } from "./EmailCodes.ts"
 import { Identities, type Identity } from "./Identity.ts"
 import { Points } from "./Points.ts"
@@ -33,6 +39,25 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const sessions = yield* Sessions
     const siwe = yield* Siwe
     const points = yield* Points
+    const disposableDomains = yield* loadDisposableDomains(config.identity.disposableEmailDomainsFile)
+    if (Option.isSome(config.identity.disposableEmailDomainsFile)) {
+      yield* Effect.logInfo("disposable e-mail domains refused at sign-up").pipe(
+        Effect.annotateLogs({ file: config.identity.disposableEmailDomainsFile.value, domains: disposableDomains.size })
+      )
+    }
+
+    const disposableRefused = () =>
+      ValidationFailed.fromIssues([{ param: "email", path: ["email"], message: DISPOSABLE_EMAIL_MESSAGE }])
+
+    /**
+     * Refuses a disposable address that no CF ID has yet (it would create one). The list is checked first, so an
+     * ordinary address costs no query; an identity that already has the address (made before the rule or the
+     * list changed) keeps signing in with it.
+     */
+    const refuseNewDisposable = (email: string) =>
+      isDisposable(email, disposableDomains)
+        ? Effect.flatMap(identities.byEmail(email), Option.match({ onSome: () => Effect.void, onNone: () => Effect.fail(disposableRefused()) }))
+        : Effect.void
 
     /** The authority SIWE messages must name: PUBLIC_BASE_URL's when set, else the Host the client used. */
     const siweDomain = (hostHeader: string | undefined) =>
@@ -45,7 +70,7 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
       Option.getOrElse(config.publicBaseUrl, () => `http://${siweDomain(hostHeader)}`).replace(/\/+$/, "")
 
     const startEmail = (email: string, clientIp: string | undefined) =>
-      codes.issue({ email, purpose: "sign_in", clientIp })
+      Effect.zipRight(refuseNewDisposable(email), codes.issue({ email, purpose: "sign_in", clientIp }))
 
     const verifyEmail = (input: {
       readonly email: string
@@ -56,6 +81,8 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
       readonly clientIp: string | undefined
     }) =>
       Effect.gen(function* () {
+        // Again here, before the attempt is counted: a code mailed before the list named the domain creates nothing.
+        yield* refuseNewDisposable(input.email)
         const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
         const referralCodes = referralCandidates(input.referralCookie, input.referralCode)
         return yield* sql.withTransaction(
@@ -97,7 +124,10 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
         ).pipe(orDieAtRepository)
       })
 
-    /** Refuses an address change before a code is sent: the identity has one, or another CF ID owns this one. */
+    /**
+     * Refuses an address change before a code is sent: the identity has one, another CF ID owns this one, or it is
+     * disposable.
+     */
     const checkAddable = (cfId: string, email: string) =>
       Effect.gen(function* () {
         const identity = yield* identities.require(cfId)
@@ -106,6 +136,7 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
         if (Option.isSome(owner)) {
           return yield* new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" })
         }
+        if (isDisposable(email, disposableDomains)) return yield* disposableRefused()
       })
 
     const addEmailPurpose: CodePurpose = "add_email"

@@ -62,6 +62,9 @@ const urlList = (name: string) =>
 /** The project's own data/ directory, wherever the process was started from. */
 const bundledDataDir = new URL("../../data", import.meta.url).pathname
 
+/** The bundled list of disposable e-mail domains: a short example that operators replace with their own. */
+export const bundledDisposableDomainsFile = new URL("../../data/accounts/disposable-domains.txt", import.meta.url).pathname
+
 export const LogFormat = ["pretty", "json"] as const
 export type LogFormat = (typeof LogFormat)[number]
 
@@ -142,7 +145,12 @@ export const appConfig = Config.all({
       )
     ),
     // The HMAC key of e-mail codes; unset: a random key per process (codes do not survive a restart).
-    codePepper: optionalSecret("AUTH_CODE_PEPPER")
+    codePepper: optionalSecret("AUTH_CODE_PEPPER"),
+    // Domains refused for a new CF ID's e-mail (one per line); unset: the bundled list; empty: the rule is off.
+    disposableEmailDomainsFile: Config.string("DISPOSABLE_EMAIL_DOMAINS_FILE").pipe(
+      Config.withDefault(bundledDisposableDomainsFile),
+      Config.map((path) => Option.liftPredicate(path.trim(), (trimmed) => trimmed !== ""))
+    )
   }),
   revisions: Config.all({
     approval: Config.literal("auto", "manual")("REVISION_APPROVAL").pipe(Config.withDefault<"auto" | "manual">("auto")),

@@ -71,6 +71,10 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("emailStart", "/v1/auth/email/start")
       .annotate(OpenApi.Summary, "Sends a 6-digit sign-in code to an e-mail address")
+      .annotate(
+        OpenApi.Description,
+        "An address at a disposable e-mail domain (the operator's list, subdomains included) that no CF ID has yet is refused: 422 `validation_failed` naming `email`, and nothing is mailed."
+      )
       .setPayload(reportAllIssues(Schema.Struct({ email: Email })))
       .addSuccess(CodeSent, { status: 202 })
       .addError(errorWire(ValidationFailed))
@@ -135,6 +139,10 @@ export class MeGroup extends HttpApiGroup.make("me")
   .add(
     HttpApiEndpoint.post("emailStart", "/v1/me/email/start")
       .annotate(OpenApi.Summary, "Sends a code to the e-mail a wallet-only identity wants to add")
+      .annotate(
+        OpenApi.Description,
+        "An address at a disposable e-mail domain (the operator's list, subdomains included) is refused: 422 `validation_failed` naming `email`, and nothing is mailed."
+      )
       .setPayload(reportAllIssues(Schema.Struct({ email: Email })))
       .addSuccess(CodeSent, { status: 202 })
       .addError(errorWire(ValidationFailed))
