@@ -7,10 +7,18 @@ import { createRequire } from "node:module"
 import * as Path from "node:path"
 
 const require = createRequire(import.meta.url)
-const solc = require("solc") as {
+
+interface Solc {
   version: () => string
   compile: (input: string, callbacks: { import: (path: string) => { contents: string } | { error: string } }) => string
 }
+
+/**
+ * solc-js, loaded on first compile: the service imports this module only to read the committed artifacts, and loading
+ * the compiler (an emscripten build) would cost it a few hundred MB of memory it never uses.
+ */
+let loadedSolc: Solc | undefined
+const solc = (): Solc => (loadedSolc ??= require("solc") as Solc)
 
 export const contractsDir = Path.dirname(new URL(import.meta.url).pathname)
 
@@ -67,7 +75,7 @@ export const compile = (files: ReadonlyArray<string>, names: ReadonlyArray<strin
     files.map((file) => [file, { content: Fs.readFileSync(Path.join(contractsDir, file), "utf8") }])
   )
   const output = JSON.parse(
-    solc.compile(JSON.stringify({ language: "Solidity", sources, settings: COMPILER_SETTINGS }), { import: resolveImport })
+    solc().compile(JSON.stringify({ language: "Solidity", sources, settings: COMPILER_SETTINGS }), { import: resolveImport })
   ) as {
     errors?: Array<{ severity: string; formattedMessage: string }>
     contracts: Record<string, Record<string, { abi: Array<Record<string, unknown>>; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>
@@ -87,7 +95,7 @@ export const compile = (files: ReadonlyArray<string>, names: ReadonlyArray<strin
     }
   }
   const sorted = Object.fromEntries(Object.entries(contracts).sort(([a], [b]) => a.localeCompare(b)))
-  return { compiler: solc.version(), settings: COMPILER_SETTINGS, contracts: sorted }
+  return { compiler: solc().version(), settings: COMPILER_SETTINGS, contracts: sorted }
 }
 
 /** Compiles what the committed artifact `name` holds. */
