@@ -8,6 +8,16 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, JSONSchema, Schema } from "effect"
+import {
+  BudgetCapsResult,
+  KeysResult,
+  OverviewResult,
+  SpendBreakdown,
+  SpendPeriod,
+  SpendResult,
+  type ToolOutput,
+  type UpperRole
+} from "../../domain/accounts/accountToolsWire.ts"
 import { missingScope, type Scope } from "../../domain/accounts/appGrants.ts"
 import { capWindows, earliestWindowStart } from "../../domain/accounts/ledger.ts"
 import { type Action, ACTIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
@@ -21,22 +31,24 @@ import { type AccountLimits, Ledger } from "./Ledger.ts"
 import { LedgerRepository } from "./LedgerRepository.ts"
 
 /** Roles as COMPAT.md's clients read them. */
-const UPPER = { owner: "OWNER", admin: "ADMIN", member: "MEMBER" } as const satisfies Record<Role, string>
+const UPPER = { owner: "OWNER", admin: "ADMIN", member: "MEMBER" } as const satisfies Record<Role, typeof UpperRole.Type>
 
-interface Tool<A, I> {
+interface Tool<A, I, O extends ToolOutput> {
   readonly name: string
   readonly description: string
   readonly scope: Scope
   readonly action: Action
   readonly input: Schema.Schema<A, I>
+  /** The answer's wire shape (domain/accounts/accountToolsWire.ts): `run` is checked against it. */
+  readonly output: Schema.Schema<O, any>
   /** The checks every call makes come first; a run itself is never refused. */
-  readonly run: (caller: AuthenticatedGrant, input: A) => Effect.Effect<unknown>
+  readonly run: (caller: AuthenticatedGrant, input: A) => Effect.Effect<O>
 }
 
-/** A tool with its input type forgotten: the table holds tools of different inputs. */
-type AnyTool = Tool<any, any>
+/** A tool with its input type forgotten: the table holds tools of different inputs (every output is a ToolOutput). */
+type AnyTool = Tool<any, any, ToolOutput>
 
-const tool = <A, I>(definition: Tool<A, I>): AnyTool => definition
+const tool = <A, I, O extends ToolOutput>(definition: Tool<A, I, O>): AnyTool => definition as unknown as AnyTool
 
 /** Every field wrong is reported, and a field the tool does not take is refused (the schema says additionalProperties: false). */
 const strict = <S extends Schema.Schema.Any>(schema: S): S =>
@@ -57,10 +69,10 @@ const CapChange = Schema.optional(
 
 const SpendInput = strict(
   Schema.Struct({
-    breakdown: Schema.Literal("model", "key", "day").annotations({
+    breakdown: SpendBreakdown.annotations({
       description: "Group by the model that served each request, the key (or app grant) that sent it, or the UTC day"
     }),
-    period: Schema.Literal("day", "week", "month").annotations({ description: "The current UTC day, week (from Monday) or month" })
+    period: SpendPeriod.annotations({ description: "The current UTC day, week (from Monday) or month" })
   })
 )
 
@@ -97,6 +109,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         scope: "account:read",
         action: "view",
         input: NoInput,
+        output: OverviewResult,
         run: ({ grant, organization }) =>
           Effect.gen(function* () {
             const windows = capWindows(yield* now)
@@ -124,6 +137,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         scope: "account:read",
         action: "view",
         input: NoInput,
+        output: KeysResult,
         run: ({ grant }) =>
           Effect.map(keys.list(grant.accountId), (list) => ({
             keys: list.map((key) => ({
@@ -146,6 +160,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         scope: "account:read",
         action: "view",
         input: SpendInput,
+        output: SpendResult,
         run: ({ grant }, input) =>
           Effect.gen(function* () {
             const windows = capWindows(yield* now)
@@ -156,7 +171,11 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
               period: input.period,
               from: from.toISOString(),
               totalWei: groups.reduce((sum, g) => sum + g.chargeWei, 0n).toString(),
-              rows: groups.map((g) => ({ [input.breakdown]: g.bucket, chargeWei: g.chargeWei.toString(), requests: g.requests }))
+              rows: groups.map((g) => ({
+                ...(input.breakdown === "model" ? { model: g.bucket } : input.breakdown === "key" ? { key: g.bucket } : { day: g.bucket }),
+                chargeWei: g.chargeWei.toString(),
+                requests: g.requests
+              }))
             }
           })
       }),
@@ -168,6 +187,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         scope: "account:act",
         action: "manageKeys",
         input: BudgetCapsInput,
+        output: BudgetCapsResult,
         run: ({ grant }, input) =>
           orDieUnlessUnavailable(
             sql.withTransaction(
@@ -211,7 +231,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
       caller: AuthenticatedGrant,
       name: string,
       input: unknown
-    ): Effect.Effect<{ tool: string; result: unknown }, NotFound | Forbidden | OrgRoleRequired | ValidationFailed> =>
+    ): Effect.Effect<{ tool: string; result: ToolOutput }, NotFound | Forbidden | OrgRoleRequired | ValidationFailed> =>
       Effect.gen(function* () {
         const found = byName.get(name)
         if (found === undefined) {

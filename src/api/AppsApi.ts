@@ -6,6 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { APP_GRANT_ID_PATTERN, SCOPES } from "../../domain/accounts/appGrants.ts"
+import { GrantContextView, ToolOutput, UpperRole } from "../../domain/accounts/accountToolsWire.ts"
 import {
   AppGrantFrozen,
   AppGrantRevoked,
@@ -105,11 +106,6 @@ export class AppGrantAuth extends HttpApiMiddleware.Tag<AppGrantAuth>()("AppGran
   }
 }) {}
 
-const UpperRole = Schema.Literal("OWNER", "ADMIN", "MEMBER")
-
-const GrantContextView = Schema.NullOr(
-  Schema.Struct({ orgId: Schema.String, orgName: Schema.String, role: UpperRole.annotations({ description: "The issuer's role there now" }) })
-).annotations({ description: "The organization the grant acts in; null for a personal account" })
 
 const ToolView = Schema.Struct({
   name: Schema.String.annotations({ examples: ["account.overview"] }),
@@ -134,7 +130,7 @@ export const ToolCall = reportAllIssues(
 
 export const ToolResult = Schema.Struct({
   tool: Schema.String,
-  result: Schema.Unknown.annotations({ description: "The tool's answer" })
+  result: ToolOutput.annotations({ description: "The tool's answer (each tool's own shape)" })
 }).annotations({ identifier: "AccountToolResult" })
 
 export class AccountToolsGroup extends HttpApiGroup.make("accountTools")
