@@ -9,6 +9,7 @@ import { AppGrants } from "../services/accounts/AppGrants.ts"
 import { EmailCodes } from "../services/accounts/EmailCodes.ts"
 import { Identities } from "../services/accounts/Identity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
+import { KeyCacheInvalidation } from "../services/accounts/KeyCacheInvalidation.ts"
 import { Organizations } from "../services/accounts/Organizations.ts"
 import { Pools } from "../services/accounts/Pools.ts"
 import { Mailer } from "../services/accounts/Mailer.ts"
@@ -31,7 +32,7 @@ const IdentityServicesLive = Layer.mergeAll(SignIn.Default, Invitations.Default,
   ),
   Layer.provideMerge(Referrals.Default),
   Layer.provideMerge(Points.Default),
-  Layer.provideMerge(Layer.mergeAll(Sessions.Default, Jobs.Default))
+  Layer.provideMerge(Layer.mergeAll(Sessions.Default, Jobs.Default, KeyCacheInvalidation.Default))
 )
 
 export const IdentityLive = Layer.mergeAll(IdentityServicesLive, SessionAuthLive.pipe(Layer.provide(IdentityServicesLive)))

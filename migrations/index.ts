@@ -18,6 +18,7 @@ import organizations from "./0013_organizations.ts"
 import pools from "./0014_pools.ts"
 import appGrants from "./0015_app_grants.ts"
 import transfers from "./0016_transfers.ts"
+import keyHolders from "./0017_key_holders.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -35,5 +36,6 @@ export const migrations = {
   "0013_organizations": organizations,
   "0014_pools": pools,
   "0015_app_grants": appGrants,
-  "0016_transfers": transfers
+  "0016_transfers": transfers,
+  "0017_key_holders": keyHolders
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hashApiKey, type ModelLookup } from "../domain/accounts/apiKeys.ts"
 import { DatabaseLive } from "../layers/Database.ts"
 import { ApiKeys, CatalogModels } from "../services/accounts/ApiKeys.ts"
+import { KeyCacheInvalidation } from "../services/accounts/KeyCacheInvalidation.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { startLayer, type StartedLayer } from "./support/harness.ts"
 
@@ -31,7 +32,7 @@ let replicaB: StartedLayer<ApiKeys | SqlClient.SqlClient>
 let accountId: string
 
 const start = () =>
-  startLayer(ApiKeys.Default.pipe(Layer.provide(TestCatalog), Layer.provideMerge(DatabaseLive)), {
+  startLayer(ApiKeys.Default.pipe(Layer.provide([TestCatalog, KeyCacheInvalidation.Default]), Layer.provideMerge(DatabaseLive)), {
     DATABASE_URL: database.url,
     LOG_LEVEL: "WARN"
   })

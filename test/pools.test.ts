@@ -201,7 +201,49 @@ describe("pool caps at reservation", () => {
     expect(await liveHolds(orgId)).toBe(0)
   })
 
-  it("narrows the remaining budget of /v1/usage by the issuer's pool", async () => {
+  it("counts a key an Admin issues for a Member against the Member's pool; the Member spends the organization's balance with it", async () => {
+    const { owner, admin, member, orgId } = await team()
+    const pool = (await owner.call("POST", `/v1/orgs/${orgId}/pools`, { name: "Members", dailyWei: "1" })).body
+    await owner.call("PUT", `/v1/orgs/${orgId}/pools/${pool.id}/members/${member.cfId}`)
+    await admin.call("POST", "/v1/orgs/context", { orgId })
+    // Only members of the organization can hold its keys.
+    const outsider = await newUser()
+    const refused = await admin.call("POST", "/v1/keys", { holderCfId: outsider.cfId })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.issues.map((i: any) => i.param)).toEqual(["holderCfId"])
+    const issued = await admin.call("POST", "/v1/keys", { label: "for the member", holderCfId: member.cfId })
+    expect(issued.status, JSON.stringify(issued.body)).toBe(201)
+    expect(issued.body.key.holderCfId).toBe(member.cfId)
+    const memberClient = sdkClients(fx.baseUrl, issued.body.secret as string).openai
+
+    const capped = await outcome(memberClient)
+    expect(capped.status).toBe(429)
+    expect(capped.error.details).toEqual({ scope: "pool_daily", pool: { id: pool.id, name: "Members" } })
+
+    // Out of the pool, the Member's requests are paid from the organization's balance (SPEC: every role may send them).
+    await owner.call("DELETE", `/v1/orgs/${orgId}/pools/${pool.id}/members/${member.cfId}`)
+    const before = (await admin.call("GET", "/v1/account")).body.balanceWei as string
+    expect(await outcome(memberClient)).toBe("ok")
+    expect(BigInt((await admin.call("GET", "/v1/account")).body.balanceWei)).toBeLessThan(BigInt(before))
+
+    // The Member leaves: the key they hold is revoked with their membership.
+    expect((await member.call("POST", `/v1/orgs/${orgId}/leave`)).status).toBe(200)
+    const gone = await outcome(memberClient)
+    expect(gone.status).toBe(401)
+    expect(gone.error.code).toBe("api_key_revoked")
+  })
+
+  it("refuses a key for someone else in the personal context", async () => {
+    const { owner, member } = await team()
+    const refused = await owner.call("POST", "/v1/keys", { holderCfId: member.cfId })
+    expect(refused.status).toBe(422)
+    expect(refused.body.error.issues.map((i: any) => i.param)).toEqual(["holderCfId"])
+    const own = await owner.call("POST", "/v1/keys", { holderCfId: owner.cfId })
+    expect(own.status).toBe(201)
+    expect(own.body.key.holderCfId).toBe(owner.cfId)
+  })
+
+  it("narrows the remaining budget of /v1/usage by the holder's pool", async () => {
     const { owner, admin, orgId } = await team()
     const pool = (await owner.call("POST", `/v1/orgs/${orgId}/pools`, { name: "Narrow", weeklyWei: "1000000" })).body
     await owner.call("PUT", `/v1/orgs/${orgId}/pools/${pool.id}/members/${admin.cfId}`)

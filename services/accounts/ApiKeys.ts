@@ -20,6 +20,7 @@ import {
 } from "../../domain/accounts/apiKeys.ts"
 import { ApiKeyFrozen, ApiKeyRevoked, Conflict, Forbidden, InvalidApiKey, NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
+import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 
 /** Which catalog model a name means (canonical key or unambiguous bare name): what `allowedModels` may hold. */
@@ -43,6 +44,8 @@ const KeyRow = Schema.Struct({
   id: Schema.String,
   accountId: Schema.String,
   issuedByCfId: Schema.NullOr(Schema.String),
+  /** The member the key's spending counts for (their pool applies); its issuer unless issued for another member. */
+  holderCfId: Schema.NullOr(Schema.String),
   keyHash: Schema.String,
   keyPrefix: Schema.String,
   label: Schema.NullOr(Schema.String),
@@ -59,13 +62,15 @@ const KeyRow = Schema.Struct({
 export type ApiKeyRecord = typeof KeyRow.Type
 
 export interface KeyFields {
+  /** At issue only: the organization's member the key is for (default: its issuer). */
+  readonly holderCfId?: string | undefined
   readonly label?: string | null | undefined
   readonly dailyLimitWei?: bigint | null | undefined
   readonly monthlyLimitWei?: bigint | null | undefined
   readonly allowedModels?: ReadonlyArray<string> | undefined
 }
 
-const COLUMNS = `id, account_id::text AS account_id, issued_by_cf_id, key_hash, key_prefix, label, daily_limit_wei::text AS daily_limit_wei,
+const COLUMNS = `id, account_id::text AS account_id, issued_by_cf_id, holder_cf_id, key_hash, key_prefix, label, daily_limit_wei::text AS daily_limit_wei,
   monthly_limit_wei::text AS monthly_limit_wei, allowed_models, status, frozen_by, created_at, frozen_at, revoked_at, revision::text AS revision`
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
@@ -96,6 +101,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
 
     /** Hash -> the key as last read; a key that matched nothing is not remembered (a typo must not fill memory). */
     const cache = new Map<string, ApiKeyRecord>()
+    yield* Effect.flatMap(KeyCacheInvalidation, (invalidation) => invalidation.subscribe(() => cache.clear()))
     let heldRevision = (yield* orDieAtRepository(latestRevision(undefined))).revision
     yield* Effect.forkScoped(
       Effect.forever(
@@ -167,9 +173,34 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         })(undefined)
       ).pipe(Effect.tap((row) => Effect.sync(() => cache.set(row.keyHash, row))))
 
+    /** A key is held by its issuer or issued for another member of the account's organization (422 otherwise). */
+    const holder = (accountId: string, issuedByCfId: string | null, holderCfId: string | undefined) =>
+      holderCfId === undefined || holderCfId === issuedByCfId
+        ? Effect.succeed(issuedByCfId)
+        : Effect.flatMap(
+          orDieAtRepository(
+            SqlSchema.findOne({
+              Request: Schema.Void,
+              Result: Schema.Struct({ cfId: Schema.String }),
+              execute: () => sql`
+                SELECT cf_id FROM organization_members WHERE account_id = ${accountId}::bigint AND cf_id = ${holderCfId}`
+            })(undefined)
+          ),
+          Option.match({
+            onSome: () => Effect.succeed(holderCfId),
+            onNone: () =>
+              Effect.fail(
+                ValidationFailed.fromIssues([
+                  { param: "holderCfId", path: ["holderCfId"], message: `${holderCfId} is not a member of the organization this key would spend` }
+                ])
+              )
+          })
+        )
+
     /** Issuance is free and never checks the balance; every field is optional. The raw key is returned only here. */
     const issue = (accountId: string, issuedByCfId: string | null, fields: KeyFields) =>
       Effect.gen(function* () {
+        const holderCfId = yield* holder(accountId, issuedByCfId, fields.holderCfId)
         const models = yield* allowedModels(fields.allowedModels ?? [])
         const key = generateApiKey()
         const row = yield* orDieAtRepository(
@@ -181,6 +212,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
                 id: generateApiKeyId(),
                 accountId,
                 issuedByCfId,
+                holderCfId,
                 keyHash: key.hash,
                 keyPrefix: key.prefix,
                 label: fields.label ?? null,

@@ -16,6 +16,8 @@ export interface Credential {
   /** The account requests are paid from: the key's, or the context the grant was issued for. */
   readonly accountId: string
   readonly issuedByCfId: string | null
+  /** Whose spending it is: a key's holder (its issuer unless issued for another member), a grant's issuer. */
+  readonly holderCfId: string | null
   /** A key's own caps; a grant has none (the account's caps apply to both). */
   readonly dailyLimitWei: bigint | null
   readonly monthlyLimitWei: bigint | null
@@ -32,6 +34,7 @@ export const credentialOfKey = (key: ApiKeyRecord): Credential => ({
   id: key.id,
   accountId: key.accountId,
   issuedByCfId: key.issuedByCfId,
+  holderCfId: key.holderCfId ?? key.issuedByCfId,
   dailyLimitWei: key.dailyLimitWei,
   monthlyLimitWei: key.monthlyLimitWei,
   allowedModels: key.allowedModels,
@@ -43,6 +46,7 @@ export const credentialOfGrant = ({ grant }: AuthenticatedGrant): Credential => 
   id: grant.id,
   accountId: grant.accountId,
   issuedByCfId: grant.issuedByCfId,
+  holderCfId: grant.issuedByCfId,
   dailyLimitWei: null,
   monthlyLimitWei: null,
   allowedModels: [],

@@ -11,6 +11,7 @@ import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../
 import { actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
 import { Conflict, NotFound } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
 
 export interface OrganizationView {
   readonly id: string
@@ -50,6 +51,9 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => orDieUnlessUnavailable(sql.withTransaction(effect))
+    const keyCache = yield* KeyCacheInvalidation
+    /** A transaction that revoked keys: once it committed, this replica's key cache forgets them. */
+    const revokingKeys = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.tap(transaction(effect), () => keyCache.changed)
 
     /** The caller's membership of a live organization (locking its row when asked), or 404: never another's. */
     const membership = (cfId: string, orgId: string, lock = false) =>
@@ -134,14 +138,14 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       })
 
     /**
-     * Revokes the account's live keys (only those `issuedBy` issued, when given). A revision bump makes every replica's
+     * Revokes the account's live keys (only those `member` issued or holds, when given). A revision bump makes every replica's
      * key cache drop them at once (services/accounts/ApiKeys.ts).
      */
-    const revokeKeys = (accountId: string, issuedBy?: string) => sql`
+    const revokeKeys = (accountId: string, member?: string) => sql`
       UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
         revision = nextval('api_key_revision_seq')
       WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
-        ${issuedBy === undefined ? sql`` : sql`AND issued_by_cf_id = ${issuedBy}`}`
+        ${member === undefined ? sql`` : sql`AND (issued_by_cf_id = ${member} OR holder_cf_id = ${member})`}`
 
     /**
      * Revokes the account's live app grants (only those `issuedBy` issued, when given): a grant acts as its issuer, who
@@ -166,7 +170,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
 
     /** Removal by another member: Admins remove Members, the Owner removes Admins; the Owner is never removed. */
     const removeMember = (cfId: string, orgId: string, memberCfId: string) =>
-      transaction(
+      revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
           const [target] = yield* sql<{ role: Role }>`
@@ -183,7 +187,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
 
     /** Leaving takes effect at once; the owner cannot leave (it deletes the organization instead). */
     const leave = (cfId: string, orgId: string) =>
-      transaction(
+      revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
           if (m.role === "owner") {
@@ -196,7 +200,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
 
     /** The owner deletes it once every other member is gone and no credit is left in it; its keys are revoked. */
     const remove = (cfId: string, orgId: string) =>
-      transaction(
+      revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
           const refused = refusal(m.role, "deleteOrganization", "Deleting the organization")

@@ -1,6 +1,6 @@
 /**
  * `GET /v1/usage` (SPEC "Usage response"): what the calling key's (or app grant's) account holds and has spent, the
- * key's own caps and what their windows used, and the budget left under the tightest of the key's, its issuer's
+ * key's own caps and what their windows used, and the budget left under the tightest of the key's, its holder's
  * spending pool's and the account's caps.
  */
 import { Clock, Effect, Option } from "effect"
@@ -45,11 +45,11 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
           month: windows.monthStart,
           since: earliestWindowStart(windows)
         })
-        // The issuer's spending pool in an organization binds as well (migration 0014).
+        // The holder's spending pool in an organization binds as well (migration 0014).
         const pool =
-          key.issuedByCfId === null
+          key.holderCfId === null
             ? Option.none()
-            : yield* repository.poolUsage(key.accountId, key.issuedByCfId, {
+            : yield* repository.poolUsage(key.accountId, key.holderCfId, {
               day: windows.dayStart,
               week: windows.weekStart,
               month: windows.monthStart,

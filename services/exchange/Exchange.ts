@@ -171,7 +171,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             requestId,
             amountWei: hold,
             apiKey: { id: call.apiKey.id, dailyLimitWei: call.apiKey.dailyLimitWei, monthlyLimitWei: call.apiKey.monthlyLimitWei },
-            memberCfId: call.apiKey.issuedByCfId
+            memberCfId: call.apiKey.holderCfId
           }).pipe(
             // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
             Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })

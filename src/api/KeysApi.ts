@@ -17,6 +17,9 @@ export const ApiKeyView = Schema.Struct({
   id: Schema.String,
   prefix: Schema.String.annotations({ description: "The key's first characters, to recognize it in the list" }),
   label: Schema.NullOr(Schema.String),
+  holderCfId: Schema.NullOr(Schema.String).annotations({
+    description: "The member the key's spending counts for (their spending pool applies); its issuer unless issued for another member"
+  }),
   status: Schema.Literal("active", "frozen", "revoked"),
   frozenBy: Schema.NullOr(Schema.Literal("owner", "admin")),
   dailyLimitWei: Schema.NullOr(WeiDigits),
@@ -43,6 +46,11 @@ const AllowedModels = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schem
 /** Every field optional (SPEC: issuance never requires anything). */
 export const NewApiKey = reportAllIssues(
   Schema.Struct({
+    holderCfId: Schema.optional(
+      Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/)).annotations({
+        description: "In an organization: the member the key is for (default: you). Its spending counts for them; it is revoked when they leave"
+      })
+    ),
     label: Schema.optional(Label),
     dailyLimitWei: Schema.optional(PositiveWei),
     monthlyLimitWei: Schema.optional(PositiveWei),

@@ -14,6 +14,7 @@ export const apiKeyView = (key: ApiKeyRecord): typeof ApiKeyView.Type => ({
   id: key.id,
   prefix: key.keyPrefix,
   label: key.label,
+  holderCfId: key.holderCfId,
   status: key.status,
   frozenBy: key.frozenBy,
   dailyLimitWei: key.dailyLimitWei?.toString() ?? null,
