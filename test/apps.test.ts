@@ -346,6 +346,11 @@ describe("the tools against the ledger, and inference with a grant", () => {
     const extra = await app.call("account.spend", { breakdown: "day", period: "day", since: "yesterday" })
     expect(extra.body.error.issues.map((issue: { param: string }) => issue.param)).toEqual(["input.since"])
     refused(await app.call("account.spend"), 422, "validation_failed")
+    // A tool without input takes none: {} or nothing, never a field it would ignore.
+    expect((await app.call("account.overview", {})).status).toBe(200)
+    const ignored = await app.call("account.overview", { verbose: true })
+    refused(ignored, 422, "validation_failed")
+    expect(ignored.body.error.issues.map((issue: { param: string }) => issue.param)).toEqual(["input.verbose"])
     // A read-only grant is refused an act tool for its scope before its input is looked at.
     const caps = await app.call("account.set_budget_caps", { dailyWei: "not digits" })
     refused(caps, 403, "forbidden")

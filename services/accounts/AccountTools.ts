@@ -55,10 +55,13 @@ const strict = <S extends Schema.Schema.Any>(schema: S): S =>
   schema.annotations({ parseOptions: { errors: "all", onExcessProperty: "error" } }) as S
 
 /**
- * A tool without input: `{}` is what the published schema asks for; any other object (or none) is taken as it. The
- * generator would publish an empty struct as "object or array".
+ * A tool without input: `{}` (or no input at all), as the published schema says; a field it does not take is refused
+ * like any tool's. The generator would publish an empty struct as "object or array", hence the schema written out.
  */
-const NoInput = Schema.Struct({}).annotations({ jsonSchema: { type: "object", properties: {}, additionalProperties: false } })
+const NoInput = Schema.Struct({}).pipe(
+  // An empty struct takes any object (no excess-property check runs without properties): each field is refused here.
+  Schema.filter((input) => Object.keys(input).map((key) => ({ path: [key], message: "is unexpected: this tool takes no input" })))
+).annotations({ jsonSchema: { type: "object", properties: {}, additionalProperties: false } })
 
 const CapWei = Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,77}$/)).annotations({
   description: "A positive amount of wei as a digit string"

@@ -93,7 +93,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             ? Effect.succeed(decision)
             : Effect.fail(
               new RateLimited({
-                message: `Too many inference requests with this API key: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
+                message: `Too many inference requests with this ${apiKey.kind === "app_grant" ? "app grant" : "API key"}: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
                 details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
               })
             )
