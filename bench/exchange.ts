@@ -49,7 +49,7 @@
 import * as Os from "node:os"
 import { cleanUp, cpuBusyPercent, log, sleep } from "./common.ts"
 import { EXCHANGE_MODEL, SIMULATOR_KEY, TARGET_ADDED_P50_MS, TARGET_VS_BARE, TARGET_VS_PORTKEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
-import { type LedgerFloor, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
+import { floorLines, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
 import { type Exchange, createDatabase, startExchange, startPassThroughProxy, startPortkey, startSimulatorProcess } from "./exchangeTargets.ts"
 import { type Percentiles, type Throughput, loadPhase, rssMb, sequential, sequentialPhase } from "./exchangeMeasure.ts"
 import { type TargetKey, type Target, makeTarget, probe } from "./exchangeRequests.ts"
@@ -223,33 +223,6 @@ const verdicts = (targets: ReadonlyArray<Target>, results: Results): Array<Verdi
   return out
 }
 
-/**
- * What the ledger floor says of each target: a target the floor alone already misses cannot be met by any
- * implementation that keeps DESIGN.md's hot-path budget (one reserve and one settle transaction per request).
- */
-const floorLines = (floor: LedgerFloor, results: Results): Array<string> => {
-  const rps = (key: TargetKey) => results.throughput.get(key)?.requestsPerSecond
-  const lines = [
-    `Ledger floor (DESIGN.md section 10: one reserve and one settle transaction per billed request; the two statements alone over bare pg, no HTTP, no upstream):` +
-      ` pair p50 ${floor.pairP50Ms.toFixed(2)} ms (p99 ${floor.pairP99Ms.toFixed(2)}); ${settings.connections} connections on one account` +
-      ` ${Math.round(floor.oneAccountPairsPerSecond)} pairs/s; on ${settings.connections} accounts ${Math.round(floor.manyAccountsPairsPerSecond)} pairs/s.`
-  ]
-  const reach = (name: string, needed: number | undefined, floorValue: number, unit: string, higherIsBetter: boolean) => {
-    if (needed === undefined) return
-    const reachable = higherIsBetter ? floorValue >= needed : floorValue <= needed
-    lines.push(
-      `- ${reachable ? "within the floor" : "BELOW THE FLOOR"}: ${name} needs ${needed.toFixed(higherIsBetter ? 0 : 2)} ${unit}; the ledger statements alone give ${floorValue.toFixed(higherIsBetter ? 0 : 2)} ${unit}` +
-        (reachable ? "" : " (unreachable while every request reserves and settles in its own transactions on the account row)")
-    )
-  }
-  reach("added p50 <= 1 ms", TARGET_ADDED_P50_MS, floor.pairP50Ms, "ms", false)
-  const portkey = rps("portkey")
-  reach(`throughput >= ${TARGET_VS_PORTKEY}x Portkey (one account)`, portkey === undefined ? undefined : TARGET_VS_PORTKEY * portkey, floor.oneAccountPairsPerSecond, "req/s", true)
-  const bare = rps("bare")
-  reach(`throughput >= ${TARGET_VS_BARE}x the bare proxy (one account)`, bare === undefined ? undefined : TARGET_VS_BARE * bare, floor.oneAccountPairsPerSecond, "req/s", true)
-  return lines
-}
-
 // ---------------------------------------------------------------------------------------------- main
 
 const main = async (): Promise<number> => {
@@ -386,7 +359,7 @@ const main = async (): Promise<number> => {
   const outcomes = verdicts(targets, results)
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
-  for (const line of floorLines(floor, results)) log(line)
+  for (const line of floorLines(floor, (key) => results.throughput.get(key)?.requestsPerSecond)) log(line)
   const misses = outcomes.filter((verdict) => verdict.outcome === "MISS")
   log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0).`)
   log(`Billing: ${billingProblem === undefined ? "PASS" : `FAILED: ${billingProblem}`} (spentWei +${spentWei} wei for ${plain + stream} answered requests)`)

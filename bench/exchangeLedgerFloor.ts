@@ -12,7 +12,8 @@
  */
 import pg from "pg"
 import { percentiles } from "./exchangeMeasure.ts"
-import { settings } from "./exchangeSettings.ts"
+import type { TargetKey } from "./exchangeRequests.ts"
+import { settings, TARGET_ADDED_P50_MS, TARGET_VS_BARE, TARGET_VS_PORTKEY } from "./exchangeSettings.ts"
 
 export interface LedgerFloor {
   readonly pairP50Ms: number
@@ -81,4 +82,30 @@ export const measureLedgerFloor = async (databaseUrl: string, pairs: number): Pr
   } finally {
     await Promise.all(clients.map((client) => client.end()))
   }
+}
+
+/**
+ * What the ledger floor says of each target: a target the floor alone already misses cannot be met by any
+ * implementation that keeps DESIGN.md's hot-path budget (one reserve and one settle transaction per request).
+ */
+export const floorLines = (floor: LedgerFloor, rps: (key: TargetKey) => number | undefined): Array<string> => {
+  const lines = [
+    `Ledger floor (DESIGN.md section 10: one reserve and one settle transaction per billed request; the two statements alone over bare pg, no HTTP, no upstream):` +
+      ` pair p50 ${floor.pairP50Ms.toFixed(2)} ms (p99 ${floor.pairP99Ms.toFixed(2)}); ${settings.connections} connections on one account` +
+      ` ${Math.round(floor.oneAccountPairsPerSecond)} pairs/s; on ${settings.connections} accounts ${Math.round(floor.manyAccountsPairsPerSecond)} pairs/s.`
+  ]
+  const reach = (name: string, needed: number | undefined, floorValue: number, unit: string, higherIsBetter: boolean) => {
+    if (needed === undefined) return
+    const reachable = higherIsBetter ? floorValue >= needed : floorValue <= needed
+    lines.push(
+      `- ${reachable ? "within the floor" : "BELOW THE FLOOR"}: ${name} needs ${needed.toFixed(higherIsBetter ? 0 : 2)} ${unit}; the ledger statements alone give ${floorValue.toFixed(higherIsBetter ? 0 : 2)} ${unit}` +
+        (reachable ? "" : " (unreachable while every request reserves and settles in its own transactions on the account row)")
+    )
+  }
+  reach("added p50 <= 1 ms", TARGET_ADDED_P50_MS, floor.pairP50Ms, "ms", false)
+  const portkey = rps("portkey")
+  reach(`throughput >= ${TARGET_VS_PORTKEY}x Portkey (one account)`, portkey === undefined ? undefined : TARGET_VS_PORTKEY * portkey, floor.oneAccountPairsPerSecond, "req/s", true)
+  const bare = rps("bare")
+  reach(`throughput >= ${TARGET_VS_BARE}x the bare proxy (one account)`, bare === undefined ? undefined : TARGET_VS_BARE * bare, floor.oneAccountPairsPerSecond, "req/s", true)
+  return lines
 }
