@@ -359,7 +359,10 @@ const main = async (): Promise<number> => {
   const outcomes = verdicts(targets, results)
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
-  for (const line of floorLines(floor, (key) => results.throughput.get(key)?.requestsPerSecond)) log(line)
+  const bareP50 = results.latency.get("bare")?.p50
+  const directP50 = results.latency.get("direct")?.p50
+  const hopMs = bareP50 === undefined || directP50 === undefined ? undefined : bareP50 - directP50
+  for (const line of floorLines(floor, (key) => results.throughput.get(key)?.requestsPerSecond, hopMs)) log(line)
   const misses = outcomes.filter((verdict) => verdict.outcome === "MISS")
   log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0).`)
   log(`Billing: ${billingProblem === undefined ? "PASS" : `FAILED: ${billingProblem}`} (spentWei +${spentWei} wei for ${plain + stream} answered requests)`)
