@@ -249,10 +249,16 @@ describe("invitations", () => {
     expect(accepted.body).toEqual({ type: "organization", orgId, name: "Invitees", role: "member" })
     expect((await owner.call("GET", `/v1/orgs/${orgId}/members`)).body.data.map((m: any) => m.cfId)).toEqual([owner.cfId, invitee.cfId])
     expect((await page(token)).body).toEqual({ state: "accepted" })
+    // Reopened by the member it admitted, signed in, it leads into the organization; anyone else sees only the state.
+    expect((await invitee.call("GET", `/v1/invitations/${token}`)).body).toEqual({ state: "accepted", enter: { orgId, name: "Invitees" } })
+    expect((await someoneElse.call("GET", `/v1/invitations/${token}`)).body).toEqual({ state: "accepted" })
     const again = await invitee.call("POST", "/v1/invitations/accept", { token })
     expect([again.status, again.body.error.code]).toEqual([409, "invitation_already_accepted"])
     const revokeAccepted = await owner.call("POST", `/v1/orgs/${orgId}/invitations/${invited.body.id}/revoke`)
     expect([revokeAccepted.status, revokeAccepted.body.error.code]).toEqual([409, "conflict"])
+    // Once they left, the link shows only its state to them too.
+    expect((await invitee.call("POST", `/v1/orgs/${orgId}/leave`)).status).toBe(200)
+    expect((await invitee.call("GET", `/v1/invitations/${token}`)).body).toEqual({ state: "accepted" })
   })
 
   it("admits exactly one of two accepts sent at once", async () => {

@@ -44,6 +44,7 @@ export interface InvitationView {
 /** What the link's page shows: everything while pending, only the state otherwise (SPEC). */
 export type InvitationPage =
   | { readonly state: "pending"; readonly organization: string; readonly role: "admin" | "member"; readonly invitedBy: string; readonly expiresAt: string }
+  | { readonly state: "accepted"; readonly enter: { readonly orgId: string; readonly name: string } }
   | { readonly state: Exclude<InvitationState, "pending"> }
 
 interface Row {
@@ -57,11 +58,12 @@ interface Row {
   readonly expiresAt: Date
   readonly organization: string
   readonly orgId: string
+  readonly acceptedByCfId: string | null
 }
 
 const ROW = (sql: SqlClient.SqlClient) => sql`
   SELECT v.id, v.account_id::text AS account_id, v.email, v.role, v.status, i.display_name AS invited_by, v.created_at, v.expires_at,
-    o.name AS organization, o.id AS org_id
+    o.name AS organization, o.id AS org_id, v.accepted_by_cf_id
   FROM organization_invitations v
   JOIN identities i ON i.cf_id = v.invited_by_cf_id
   JOIN organizations o ON o.account_id = v.account_id`
@@ -200,16 +202,24 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     const byToken = (token: string, lock: boolean) =>
       Effect.map(sql<Row>`${ROW(sql)} WHERE v.token_hash = ${tokenHash(token)} ${lock ? sql`FOR UPDATE OF v` : sql``}`, (rows) => rows[0])
 
-    /** The link's page: the invitation while pending, only its state otherwise. */
-    const page = (token: string): Effect.Effect<InvitationPage, NotFound> =>
-      Effect.flatMap(orDieUnlessUnavailable(byToken(token, false)), (row) => {
-        if (row === undefined) return Effect.fail(new NotFound({ message: "No invitation has this link." }))
+    /**
+     * The link's page: the invitation while pending, only its state otherwise; except that the member it admitted,
+     * opening it again while signed in (`viewerCfId`) and still a member, is led into the organization (SPEC "States and
+     * transitions"): the page names it, for the client to enter with `POST /v1/orgs/context`.
+     */
+    const page = (token: string, viewerCfId: string | undefined): Effect.Effect<InvitationPage, NotFound> =>
+      Effect.gen(function* () {
+        const row = yield* orDieUnlessUnavailable(byToken(token, false))
+        if (row === undefined) return yield* new NotFound({ message: "No invitation has this link." })
         const state = invitationState(row.status, row.expiresAt, new Date())
-        return Effect.succeed<InvitationPage>(
-          state === "pending"
-            ? { state, organization: row.organization, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt.toISOString() }
-            : { state }
-        )
+        if (state === "pending") {
+          return { state, organization: row.organization, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt.toISOString() }
+        }
+        if (state === "accepted" && viewerCfId !== undefined && viewerCfId === row.acceptedByCfId) {
+          const member = yield* Effect.either(orgs.membership(viewerCfId, row.orgId))
+          if (member._tag === "Right") return { state, enter: { orgId: row.orgId, name: row.organization } }
+        }
+        return { state }
       })
 
     /**

@@ -82,8 +82,17 @@ export const InvitationView = Schema.Struct({
 
 export const InvitationPageView = Schema.Union(
   Schema.Struct({ state: Schema.Literal("pending"), organization: Schema.String, role: InvitedRole, invitedBy: Schema.String, expiresAt: Timestamp }),
+  Schema.Struct({
+    state: Schema.Literal("accepted"),
+    enter: Schema.Struct({ orgId: OrgId, name: Schema.String }).annotations({
+      description: "Only for the member it admitted, signed in and still a member: the organization to enter (POST /v1/orgs/context)"
+    })
+  }),
   Schema.Struct({ state: Schema.Literal("expired", "accepted", "revoked") })
-).annotations({ identifier: "InvitationPage", description: "A pending invitation in full; any other only its state" })
+).annotations({
+  identifier: "InvitationPage",
+  description: "A pending invitation in full; any other only its state, except that the member an accepted one admitted is led into the organization"
+})
 
 const Invite = reportAllIssues(
   Schema.Struct({

@@ -2,11 +2,12 @@
  * Organizations and their invitations: decode, call the service with the signed-in identity, encode; and the public
  * page of an invitation's link.
  */
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
 import { Invitations } from "../../services/accounts/Invitations.ts"
 import { OrganizationCredits, type TransferView } from "../../services/accounts/OrganizationCredits.ts"
 import { Organizations } from "../../services/accounts/Organizations.ts"
+import { SESSION_COOKIE, Sessions } from "../../services/accounts/Sessions.ts"
 import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
@@ -49,6 +50,15 @@ export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =
   })
 )
 
+/** Public: the token is the secret. A session cookie, when one comes, only tells who is looking (never required). */
 export const InvitationPageHandlers = HttpApiBuilder.group(ServerApi, "invitationPage", (handlers) =>
-  Effect.map(Invitations, (invitations) => handlers.handle("invitationPage", ({ path }) => invitations.page(path.token)))
+  Effect.gen(function* () {
+    const invitations = yield* Invitations
+    const sessions = yield* Sessions
+    const viewer = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const token = request.headers["cookie"] === undefined ? undefined : request.cookies[SESSION_COOKIE]
+      return token === undefined || token === "" ? Effect.succeed(undefined) : Effect.map(sessions.peek(token), Option.getOrUndefined)
+    })
+    return handlers.handle("invitationPage", ({ path }) => Effect.flatMap(viewer, (cfId) => invitations.page(path.token, cfId)))
+  })
 )
