@@ -211,6 +211,28 @@ describe("grants in an organization", () => {
     refused(await asApp(memberApp.token).tools(), 401, "app_grant_revoked")
   })
 
+  it("lists the organization's pools to a grant made there (none to a personal grant)", async () => {
+    const { owner, member, orgId } = await team()
+    const pool = (await owner.call("POST", `/v1/orgs/${orgId}/pools`, { name: "Research", weeklyWei: "7000" })).body
+    await owner.call("PUT", `/v1/orgs/${orgId}/pools/${pool.id}/members/${member.cfId}`)
+    const reader = asApp((await connect(member, { appName: "Pool reader" })).token)
+    const listed = await reader.call("account.pools")
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200)
+    expect(listed.body.result).toEqual({
+      pools: [
+        {
+          id: pool.id,
+          name: "Research",
+          caps: { dailyWei: null, weeklyWei: "7000", monthlyWei: null },
+          used: { dailyWei: "0", weeklyWei: "0", monthlyWei: "0" },
+          members: [{ cfId: member.cfId, displayName: expect.any(String) }]
+        }
+      ]
+    })
+    const personal = await newUser()
+    expect((await asApp((await connect(personal)).token).call("account.pools")).body.result).toEqual({ pools: [] })
+  })
+
   it("an org grant's inference is billed to the organization, recorded with the grant's id", async () => {
     const { admin, orgId, accountId } = await team()
     const granted = await makeClient(fx.baseUrl).call("POST", `/v1/admin/accounts/${orgId}/credits`, { amountWei: (10n * ONE_CREDIT).toString() }, {

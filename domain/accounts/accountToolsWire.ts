@@ -63,5 +63,17 @@ export const SpendResult = Schema.Struct({
 
 export const BudgetCapsResult = Schema.Struct({ limits: Caps }).annotations({ identifier: "AccountBudgetCaps" })
 
-export const ToolOutput = Schema.Union(OverviewResult, KeysResult, SpendResult, BudgetCapsResult)
+export const PoolsResult = Schema.Struct({
+  pools: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      name: Schema.String,
+      caps: Caps,
+      used: Schema.Struct({ dailyWei: Wei, weeklyWei: Wei, monthlyWei: Wei }),
+      members: Schema.Array(Schema.Struct({ cfId: Schema.String, displayName: Schema.String }))
+    })
+  )
+}).annotations({ identifier: "AccountPools" })
+
+export const ToolOutput = Schema.Union(OverviewResult, KeysResult, SpendResult, BudgetCapsResult, PoolsResult)
 export type ToolOutput = typeof ToolOutput.Type

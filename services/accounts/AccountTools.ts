@@ -12,6 +12,7 @@ import {
   BudgetCapsResult,
   KeysResult,
   OverviewResult,
+  PoolsResult,
   SpendBreakdown,
   SpendPeriod,
   SpendResult,
@@ -29,6 +30,7 @@ import { ApiKeys } from "./ApiKeys.ts"
 import type { AuthenticatedGrant, GrantContext } from "./AppGrants.ts"
 import { type AccountLimits, Ledger } from "./Ledger.ts"
 import { LedgerRepository } from "./LedgerRepository.ts"
+import { Pools } from "./Pools.ts"
 
 /** Roles as COMPAT.md's clients read them. */
 const UPPER = { owner: "OWNER", admin: "ADMIN", member: "MEMBER" } as const satisfies Record<Role, typeof UpperRole.Type>
@@ -99,6 +101,7 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
     const repository = yield* LedgerRepository
     const keys = yield* ApiKeys
     const generations = yield* Generations
+    const pools = yield* Pools
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
     // The context account always exists (a foreign key says so): its absence would be a defect, not a 404.
     const accountOf = (accountId: string) => ledger.account(accountId).pipe(Effect.catchTag("NotFound", Effect.die))
@@ -181,6 +184,32 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
               }))
             }
           })
+      }),
+      tool({
+        name: "account.pools",
+        description:
+          "The organization's spending pools: each pool's daily, weekly and monthly caps, what its members used of them in " +
+          "the current UTC windows (live holds included), and who is in it. A personal account has none.",
+        scope: "account:read",
+        action: "view",
+        input: NoInput,
+        output: PoolsResult,
+        run: ({ grant, organization }) =>
+          organization === null
+            ? Effect.succeed({ pools: [] })
+            : pools.list(grant.issuedByCfId, organization.orgId).pipe(
+              // The grant was authenticated with its issuer a member just now; a membership gone since is a race lost.
+              Effect.catchTag("NotFound", () => Effect.succeed([])),
+              Effect.map((list) => ({
+                pools: list.map((pool) => ({
+                  id: pool.id,
+                  name: pool.name,
+                  caps: { dailyWei: digits(pool.caps.dailyWei), weeklyWei: digits(pool.caps.weeklyWei), monthlyWei: digits(pool.caps.monthlyWei) },
+                  used: { dailyWei: pool.used.dailyWei.toString(), weeklyWei: pool.used.weeklyWei.toString(), monthlyWei: pool.used.monthlyWei.toString() },
+                  members: pool.members.map((m) => ({ cfId: m.cfId, displayName: m.displayName }))
+                }))
+              }))
+            )
       }),
       tool({
         name: "account.set_budget_caps",
