@@ -32,19 +32,18 @@ export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("
         if (refused !== undefined) return yield* Effect.fail(refused)
         const id = transferId()
         const note = into ? `from ${cfId} into ${orgId}` : `from ${orgId} to ${cfId}`
-        const moved = into
-          ? yield* ledger.transfer(personalAccountId, m.accountId, amountWei, id, note)
-          : yield* ledger.transfer(m.accountId, personalAccountId, amountWei, id, note)
+        const [from, to] = into ? [personalAccountId, m.accountId] : [m.accountId, personalAccountId]
+        const moved = yield* ledger.transfer(from, to, amountWei, id, note).pipe(
+          // Both accounts exist (the membership and the identity say so): a missing one would be a defect.
+          Effect.catchTag("NotFound", Effect.die)
+        )
         return {
           transferId: id,
           amountWei,
           personalBalanceWei: into ? moved.fromBalanceWei : moved.toBalanceWei,
           organizationBalanceWei: into ? moved.toBalanceWei : moved.fromBalanceWei
         } satisfies TransferView
-      }).pipe(
-        // Both accounts exist (the membership and the identity say so): a missing one would be a defect.
-        Effect.catchTag("NotFound", (error) => (error.message.startsWith("No account") ? Effect.die(error) : Effect.fail(error)))
-      )
+      })
 
     return {
       /** Any member moves credit from their personal account into the organization. */

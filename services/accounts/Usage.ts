@@ -4,7 +4,7 @@
  * spending pool's and the account's caps.
  */
 import { Clock, Effect, Option } from "effect"
-import { type CapCheck, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
+import { type CapCheck, type CapWindows, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
 import type { Credential } from "./Credentials.ts"
 import { Generations } from "../exchange/Generations.ts"
 import { Ledger } from "./Ledger.ts"
@@ -33,12 +33,23 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
     const repository = yield* LedgerRepository
     const generations = yield* Generations
 
+    /** The key's own caps and what their windows used (its live holds counted): all the X-Key-* headers need. */
+    const keyFigures = (key: Credential, windows: CapWindows) =>
+      Effect.map(repository.keyUsage(key.id, { day: windows.dayStart, month: windows.monthStart }), (keyUsed) => ({
+        id: key.id,
+        dailyLimitWei: key.dailyLimitWei,
+        monthlyLimitWei: key.monthlyLimitWei,
+        dailyUsedWei: keyUsed.day + keyUsed.live,
+        monthlyUsedWei: keyUsed.month + keyUsed.live
+      }))
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => capWindows(new Date(ms)))
+
     const of = (key: Credential) =>
       Effect.gen(function* () {
-        const windows = capWindows(new Date(yield* Clock.currentTimeMillis))
+        const windows = yield* now
         // A key always belongs to an account (a foreign key says so): its absence would be a defect, not a 404.
         const account = yield* ledger.account(key.accountId).pipe(Effect.catchTag("NotFound", Effect.die))
-        const keyUsed = yield* repository.keyUsage(key.id, { day: windows.dayStart, month: windows.monthStart })
+        const keyReport = yield* keyFigures(key, windows)
         const charged = yield* repository.accountCharges(key.accountId, {
           day: windows.dayStart,
           week: windows.weekStart,
@@ -66,8 +77,8 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
         // Live holds count against every window, as they do at reservation.
         const checks: ReadonlyArray<CapCheck> = [
           ...poolChecks,
-          { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyUsed.day + keyUsed.live },
-          { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyUsed.month + keyUsed.live },
+          { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyReport.dailyUsedWei },
+          { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyReport.monthlyUsedWei },
           { scope: "account_daily", limitWei: account.limits.dailyWei, usedWei: charged.day + account.reservedWei },
           { scope: "account_weekly", limitWei: account.limits.weeklyWei, usedWei: charged.week + account.reservedWei },
           { scope: "account_monthly", limitWei: account.limits.monthlyWei, usedWei: charged.month + account.reservedWei }
@@ -76,18 +87,12 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
         return {
           balanceWei: account.balanceWei,
           spentWei: account.spentWei,
-          key: {
-            id: key.id,
-            dailyLimitWei: key.dailyLimitWei,
-            monthlyLimitWei: key.monthlyLimitWei,
-            dailyUsedWei: keyUsed.day + keyUsed.live,
-            monthlyUsedWei: keyUsed.month + keyUsed.live
-          },
+          key: keyReport,
           remainingWei: remainingBudget(account.balanceWei - account.reservedWei, checks),
           ...cache
         } satisfies UsageReport
       })
 
-    return { of } as const
+    return { of, key: (key: Credential) => Effect.flatMap(now, (windows) => keyFigures(key, windows)) } as const
   })
 }) {}

@@ -103,12 +103,12 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const keyHeaders = (apiKey: Credential) =>
       apiKey.dailyLimitWei === null && apiKey.monthlyLimitWei === null
         ? Effect.succeed({ "x-key-daily-remaining": "unlimited", "x-key-weekly-remaining": "unlimited", "x-key-monthly-remaining": "unlimited" })
-        : Effect.map(usage.of(apiKey), (report) => {
+        : Effect.map(usage.key(apiKey), (key) => {
           const left = (limit: bigint | null, used: bigint) => (limit === null ? "unlimited" : (limit > used ? limit - used : 0n).toString())
           return {
-            "x-key-daily-remaining": left(report.key.dailyLimitWei, report.key.dailyUsedWei),
+            "x-key-daily-remaining": left(key.dailyLimitWei, key.dailyUsedWei),
             "x-key-weekly-remaining": "unlimited",
-            "x-key-monthly-remaining": left(report.key.monthlyLimitWei, report.key.monthlyUsedWei)
+            "x-key-monthly-remaining": left(key.monthlyLimitWei, key.monthlyUsedWei)
           }
         })
     const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
