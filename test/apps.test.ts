@@ -84,15 +84,15 @@ describe("issuing and listing grants", () => {
   })
 
   it("lists the tools as COMPAT.md reads them: a personal grant's context is null, each tool with scope, minimum role and JSON Schema", async () => {
-    const { token } = await connect(await newUser(), { appName: "MCP server" })
+    const { token } = await connect(await newUser(), { appName: "MCP server", scopes: ["account:act"] })
     const listed = await asApp(token).tools()
     expect(listed.status).toBe(200)
     expect(listed.body.appName).toBe("MCP server")
     expect(listed.body.context).toBeNull()
     const tools = Object.fromEntries(listed.body.tools.map((tool: { name: string }) => [tool.name, tool]))
     expect(Object.keys(tools)).toEqual(expect.arrayContaining(["account.overview", "account.keys", "account.spend", "account.set_budget_caps"]))
-    expect(tools["account.overview"]).toMatchObject({ scope: "account:read", minimumOrgRole: "MEMBER", inputSchema: { type: "object" } })
-    expect(tools["account.set_budget_caps"]).toMatchObject({ scope: "account:act", minimumOrgRole: "ADMIN" })
+    expect(tools["account.overview"]).toMatchObject({ scope: "account:read", minimumOrgRole: null, inputSchema: { type: "object" } })
+    expect(tools["account.set_budget_caps"]).toMatchObject({ scope: "account:act", minimumOrgRole: null })
     expect(tools["account.set_budget_caps"].inputSchema.properties.dailyWei.anyOf).toEqual(
       expect.arrayContaining([expect.objectContaining({ type: "string", pattern: "^[1-9][0-9]{0,77}$" }), { type: "null" }])
     )
@@ -103,6 +103,62 @@ describe("issuing and listing grants", () => {
       additionalProperties: false
     })
     for (const tool of listed.body.tools) expect(typeof tool.description).toBe("string")
+  })
+})
+
+describe("what a grant lists: the tools its scopes and its issuer's role allow", () => {
+  const READ_TOOLS = ["account.keys", "account.overview", "account.pools", "account.spend"]
+  const ALL_TOOLS = [...READ_TOOLS, "account.set_budget_caps"].sort()
+
+  /** The listed tools by name, after checking the answer. */
+  const listing = async (token: string) => {
+    const listed = await asApp(token).tools()
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200)
+    return Object.fromEntries(listed.body.tools.map((tool: { name: string }) => [tool.name, tool])) as Record<
+      string,
+      { name: string; scope: string; minimumOrgRole: string | null }
+    >
+  }
+
+  it("a read-only personal grant lists no account:act tool, and none of its tools has a minimum role", async () => {
+    const tools = await listing((await connect(await newUser(), { appName: "Reader" })).token)
+    expect(Object.keys(tools).sort()).toEqual(READ_TOOLS)
+    for (const tool of Object.values(tools)) expect(tool).toMatchObject({ scope: "account:read", minimumOrgRole: null })
+  })
+
+  it("an act personal grant lists account.set_budget_caps, with no minimum role", async () => {
+    const tools = await listing((await connect(await newUser(), { appName: "Actor", scopes: ["account:act"] })).token)
+    expect(Object.keys(tools).sort()).toEqual(ALL_TOOLS)
+    expect(tools["account.set_budget_caps"]).toMatchObject({ scope: "account:act", minimumOrgRole: null })
+    for (const tool of Object.values(tools)) expect(tool.minimumOrgRole).toBeNull()
+  })
+
+  it("an org grant lists set_budget_caps (ADMIN) when its issuer is an Admin or the Owner, not when a Member: whose call is refused for the role", async () => {
+    const { owner, admin, member } = await team()
+    for (const issuer of [owner, admin]) {
+      const tools = await listing((await connect(issuer, { appName: "Budget bot", scopes: ["account:act"] })).token)
+      expect(Object.keys(tools).sort()).toEqual(ALL_TOOLS)
+      expect(tools["account.set_budget_caps"]?.minimumOrgRole).toBe("ADMIN")
+      for (const name of READ_TOOLS) expect(tools[name]?.minimumOrgRole).toBe("MEMBER")
+    }
+    // A Member cannot ask for account:act (the creation test shows it); the scope is given in the database, so only the
+    // issuer's role stands between the grant and the tool.
+    const memberApp = await connect(member, { appName: "Member bot" })
+    await fx.query("UPDATE app_grants SET scopes = ARRAY['account:read', 'account:act'] WHERE id = $1", [memberApp.grant.id])
+    const tools = await listing(memberApp.token)
+    expect(Object.keys(tools).sort()).toEqual(READ_TOOLS)
+    for (const name of READ_TOOLS) expect(tools[name]?.minimumOrgRole).toBe("MEMBER")
+    const call = await asApp(memberApp.token).call("account.set_budget_caps", { dailyWei: "5000" })
+    refused(call, 403, "org_role_required")
+    expect(call.body.error.details).toEqual({ minimumRole: "admin", actualRole: "member" })
+  })
+
+  it("a read-only grant calling set_budget_caps, which it does not list, is still refused 403 forbidden naming the scope", async () => {
+    const { token } = await connect(await newUser(), { appName: "Reader" })
+    expect(Object.keys(await listing(token))).not.toContain("account.set_budget_caps")
+    const call = await asApp(token).call("account.set_budget_caps", { dailyWei: "5000" })
+    refused(call, 403, "forbidden")
+    expect(call.body.error.message).toBe(NEEDS_ACT)
   })
 })
 

@@ -2,9 +2,10 @@
  * Account tools (COMPAT.md "App grants"): what a connected app may read and do on the account its grant acts in,
  * listed by `GET /v1/account-tools` and run by `POST /v1/account-tools/call`. The tools are one table of data: name,
  * description, the scope a grant must hold, the role-table action it takes in an organization (its least role is the
- * tool's `minimumOrgRole`), the input schema (published as JSON Schema) and what it runs. A call is checked in that
- * order: the tool exists (404), the grant holds its scope (403 `forbidden` naming it), the issuer's role in the
- * organization now allows it (403 `org_role_required`), the input decodes (422 naming `input.<field>`).
+ * tool's `minimumOrgRole`, null in a personal context), the input schema (published as JSON Schema) and what it runs.
+ * A call is checked in that order: the tool exists (404), the grant holds its scope (403 `forbidden` naming it), the
+ * issuer's role in the organization now allows it (403 `org_role_required`), the input decodes (422 naming
+ * `input.<field>`). The list shows exactly the tools whose scope and role checks pass (`refusalOf`, the one rule).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, JSONSchema, Schema } from "effect"
@@ -89,6 +90,18 @@ const limitsView = (limits: AccountLimits) => ({
   weeklyWei: digits(limits.weeklyWei),
   monthlyWei: digits(limits.monthlyWei)
 })
+
+/**
+ * Why a grant holding `scopes`, whose issuer has `role` in the grant's organization (null: a personal grant, where no
+ * role applies), may not use `t`: the scope first (403 `forbidden` naming it), then the role table through `refusal`
+ * (403 `org_role_required`); undefined when it may. The one rule: the list shows the tools it allows, a call of any
+ * other answers its refusal.
+ */
+const refusalOf = (t: AnyTool, scopes: ReadonlyArray<Scope>, role: Role | null): Forbidden | OrgRoleRequired | undefined => {
+  const missing = missingScope(scopes, t.scope)
+  if (missing !== undefined) return new Forbidden({ message: missing })
+  return role === null ? undefined : refusal(role, t.action, `The tool ${t.name}`)
+}
 
 /** The organization a grant acts in, as COMPAT.md shows it; null for a personal account. */
 export const contextView = (organization: GrantContext | null) =>
@@ -244,20 +257,29 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
     ]
 
     const byName = new Map(TOOLS.map((t) => [t.name, t]))
-    const described = TOOLS.map((t) => ({
-      name: t.name,
-      description: t.description,
-      scope: t.scope,
-      minimumOrgRole: UPPER[ACTIONS[t.action]],
-      inputSchema: JSONSchema.make(t.input) as unknown as Record<string, unknown>
-    }))
+    const published = TOOLS.map((t) => ({ tool: t, inputSchema: JSONSchema.make(t.input) as unknown as Record<string, unknown> }))
+    const roleOf = (caller: AuthenticatedGrant): Role | null => caller.organization?.role ?? null
 
-    /** What the app holding `caller` sees: its name, the context it acts in, every tool (whether it may call it or not). */
-    const catalog = (caller: AuthenticatedGrant) => ({
-      appName: caller.grant.appName,
-      context: contextView(caller.organization),
-      tools: described
-    })
+    /**
+     * What the app holding `caller` sees: its name, the context it acts in, and the tools its scopes and its issuer's
+     * role there allow (the ones `call` would run); a personal grant's tools have no minimum role.
+     */
+    const catalog = (caller: AuthenticatedGrant) => {
+      const role = roleOf(caller)
+      return {
+        appName: caller.grant.appName,
+        context: contextView(caller.organization),
+        tools: published
+          .filter(({ tool: t }) => refusalOf(t, caller.grant.scopes, role) === undefined)
+          .map(({ tool: t, inputSchema }) => ({
+            name: t.name,
+            description: t.description,
+            scope: t.scope,
+            minimumOrgRole: role === null ? null : UPPER[ACTIONS[t.action]],
+            inputSchema
+          }))
+      }
+    }
 
     const call = (
       caller: AuthenticatedGrant,
@@ -269,12 +291,8 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         if (found === undefined) {
           return yield* new NotFound({ message: `No account tool named ${JSON.stringify(name)}; GET /v1/account-tools lists them.` })
         }
-        const missing = missingScope(caller.grant.scopes, found.scope)
-        if (missing !== undefined) return yield* new Forbidden({ message: missing })
-        if (caller.organization !== null) {
-          const refused = refusal(caller.organization.role, found.action, `The tool ${found.name}`)
-          if (refused !== undefined) return yield* Effect.fail(refused)
-        }
+        const refused = refusalOf(found, caller.grant.scopes, roleOf(caller))
+        if (refused !== undefined) return yield* Effect.fail(refused)
         const decoded = decodeBody(found.input)(input ?? {})
         if (decoded._tag === "Left") return yield* Effect.fail(underInput(decoded.left))
         return { tool: found.name, result: yield* found.run(caller, decoded.right) }

@@ -111,7 +111,9 @@ const ToolView = Schema.Struct({
   name: Schema.String.annotations({ examples: ["account.overview"] }),
   description: Schema.String,
   scope: Scope.annotations({ description: "The scope a grant must hold to call it" }),
-  minimumOrgRole: Schema.NullOr(UpperRole).annotations({ description: "The least role the issuer needs in an organization" }),
+  minimumOrgRole: Schema.NullOr(UpperRole).annotations({
+    description: "The least role the issuer needs in the grant's organization; null for a personal grant"
+  }),
   inputSchema: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ description: "JSON Schema of `input`" })
 }).annotations({ identifier: "AccountTool" })
 
@@ -137,7 +139,10 @@ export class AccountToolsGroup extends HttpApiGroup.make("accountTools")
   .add(
     HttpApiEndpoint.get("listAccountTools", "/v1/account-tools")
       .addSuccess(ToolCatalog)
-      .annotate(OpenApi.Summary, "What the grant's app may call: each tool's description, scope, minimum role and JSON Schema")
+      .annotate(
+        OpenApi.Summary,
+        "What the grant's app may call (only the tools its scopes and its issuer's role allow): each tool's description, scope, minimum role and JSON Schema"
+      )
   )
   .add(
     HttpApiEndpoint.post("callAccountTool", "/v1/account-tools/call")
