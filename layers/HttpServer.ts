@@ -4,6 +4,7 @@
 import { HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
+import { Providers } from "../services/exchange/Providers.ts"
 import { OracleReads } from "../services/oracle/OracleReads.ts"
 import { OracleSnapshot } from "../services/oracle/OracleSnapshot.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
@@ -70,12 +71,14 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
       const config = yield* AppConfig
       const rateLimits = yield* RateLimits
       const snapshot = yield* OracleSnapshot
+      const providers = yield* Providers
       return HttpApiBuilder.middleware(
         requestPipeline({
           trustProxy: config.trustProxy,
           routes: makeRouteTable(api),
           rateLimits,
-          methodologyVersion: Effect.map(snapshot.current, (s) => s.methodologyVersion)
+          methodologyVersion: Effect.map(snapshot.current, (s) => s.methodologyVersion),
+          simulatedUpstream: providers.simulated
         })
       )
     })

@@ -4,11 +4,12 @@
  * listener; `ready` is logged once the listener is up and the boot work is done.
  */
 import { type HttpApi, type HttpApiGroup, HttpServer } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ServerApi } from "../src/api/ServerApi.ts"
 import { OracleCycle } from "../services/oracle/OracleScheduler.ts"
 import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
+import { OperatorCredential, publishOperatorFile } from "../services/platform/OperatorCredential.ts"
 import { announceReady, preflightPorts } from "../services/platform/Startup.ts"
 import { DatabaseLive } from "./Database.ts"
 import { HandlersLive, NodeListenerLive, serveApi } from "./HttpServer.ts"
@@ -38,11 +39,27 @@ const ReadyLive = Layer.scopedDiscard(
   })
 )
 
+/**
+ * While the service holds embedded state under DATA_DIR (the PGlite database or the anvil chain), the operator
+ * command line reaches it through DATA_DIR/operator.json (services/platform/OperatorCredential.ts).
+ */
+const OperatorFileLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isSome(config.database.url) && Option.isSome(config.chain.rpcUrl)) return
+    const address = (yield* HttpServer.HttpServer).address
+    if (address._tag !== "TcpAddress") return
+    // The command line runs on this machine: a wildcard listener is reached on loopback.
+    const host = address.hostname === "0.0.0.0" ? "127.0.0.1" : address.hostname === "::" ? "[::1]" : address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname
+    yield* publishOperatorFile(config.dataDir, `http://${host}:${address.port}`)
+  })
+).pipe(Layer.provide(OperatorCredential.Default))
+
 export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R, Extra = never>(
   api: HttpApi.HttpApi<"server", Groups, E, R>,
   extraHandlers: Layer.Layer<Extra> = Layer.empty as Layer.Layer<Extra>
 ) =>
-  ReadyLive.pipe(
+  Layer.merge(ReadyLive, OperatorFileLive).pipe(
     // Built before ReadyLive: requests are being served when it starts waiting.
     Layer.provide(serveApi(api).pipe(Layer.provide(Layer.merge(HandlersLive, extraHandlers)))),
     Layer.provide(NodeListenerLive),

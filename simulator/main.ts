@@ -20,3 +20,10 @@ const stop = () => {
 }
 process.once("SIGINT", stop)
 process.once("SIGTERM", stop)
+// Run by the service as its embedded vendors: the service holds our stdin open, so its end (the service exited,
+// however it died) ends us too and no simulator outlives the service it served.
+if (process.env["SIMULATOR_EXIT_WITH_PARENT"] === "1") {
+  process.stdin.once("end", stop)
+  process.stdin.once("close", stop)
+  process.stdin.resume()
+}

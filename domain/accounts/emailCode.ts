@@ -42,3 +42,6 @@ export const codeMessage = (code: string, purpose: CodePurpose): { readonly subj
     ].join("\n")
   }
 }
+
+/** The code a message made by `codeMessage` carries (read back from the local outbox); undefined for other mail. */
+export const codeInMessage = (subject: string): string | undefined => /^Your Compute Exchange code: ([0-9]{6})$/.exec(subject)?.[1]

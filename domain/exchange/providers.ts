@@ -136,3 +136,29 @@ export const shortcutProviders = (
       source: variable
     }]
   })
+
+/** What decides whether the vendor simulator stands in for every vendor. */
+export interface SimulatorChoice {
+  /** EXCHANGE_SIMULATOR: `on` and `off` decide alone; `auto` follows the rule below. */
+  readonly setting: "on" | "off" | "auto"
+  /** DATABASE_URL is set: the service runs on a real deployment's database. */
+  readonly databaseConfigured: boolean
+  /** PROVIDERS_FILE is set. */
+  readonly providersFileConfigured: boolean
+  /** Some vendor key variable (KEY_SHORTCUTS) is set and not empty. */
+  readonly vendorKeyConfigured: boolean
+}
+
+/**
+ * `auto` simulates the vendors only on the all-embedded default (no DATABASE_URL) with no upstream configured: a
+ * fresh `npm start` can then answer a paid request, and nothing that names a real database or a real vendor ever
+ * answers synthetically unless asked with `on`.
+ */
+export const simulatesVendors = (choice: SimulatorChoice): boolean =>
+  choice.setting === "auto"
+    ? !choice.databaseConfigured && !choice.providersFileConfigured && !choice.vendorKeyConfigured
+    : choice.setting === "on"
+
+/** Whether any shortcut variable holds a key. */
+export const anyVendorKeySet = (env: Readonly<Record<string, string | undefined>>): boolean =>
+  KEY_SHORTCUTS.some((shortcut) => shortcut.variables.some((variable) => (env[variable] ?? "").trim() !== ""))

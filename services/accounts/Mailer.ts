@@ -3,10 +3,10 @@
  * (local runs) the message is kept in `mail_outbox` and its code logged at INFO, so `npm start` users can sign in
  * without a mail server. The outbox then holds codes in the clear: it is for local use only.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option, Redacted } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Redacted, Schema } from "effect"
 import nodemailer from "nodemailer"
-import { type CodePurpose, codeMessage } from "../../domain/accounts/emailCode.ts"
+import { type CodePurpose, codeInMessage, codeMessage } from "../../domain/accounts/emailCode.ts"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -72,6 +72,23 @@ export class Mailer extends Effect.Service<Mailer>()("Mailer", {
     const send = (to: string, message: { readonly subject: string; readonly text: string }): Effect.Effect<void, ServiceUnavailable> =>
       deliver(to, message)
 
-    return { sendCode, send, delivers: Option.isSome(smtp) } as const
+    /**
+     * The latest code kept in the local outbox for `to` (without SMTP only: with a mail server nothing is kept), for
+     * the operator command line of a local run. None when no code was ever kept for the address.
+     */
+    const keptMail = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ subject: Schema.String, createdAt: Schema.DateFromSelf }),
+      execute: (to) => sql`SELECT subject, created_at FROM mail_outbox WHERE to_address = ${to} ORDER BY created_at DESC, id DESC LIMIT 20`
+    })
+    const latestKeptCode = (to: string) =>
+      keptMail(to).pipe(
+        orDieAtRepository,
+        Effect.map((rows) =>
+          Option.firstSomeOf(rows.map((row) => Option.map(Option.fromNullable(codeInMessage(row.subject)), (code) => ({ code, createdAt: row.createdAt }))))
+        )
+      )
+
+    return { sendCode, send, latestKeptCode, delivers: Option.isSome(smtp) } as const
   })
 }) {}

@@ -10,10 +10,12 @@ import { DEFAULT_TOKEN_RATIO, parseTokenRatios, ratioFor } from "../../domain/ex
 import { KeyPool } from "../../domain/exchange/keyPool.ts"
 import { KEY_SHORTCUTS, parseProvidersFile, type ProviderConfig, shortcutProviders } from "../../domain/exchange/providers.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { SimulatedVendors } from "./SimulatedVendors.ts"
 import { loadModelTraits } from "./traitsData.ts"
 import { StartupFailure } from "../platform/Startup.ts"
 
 const tokenRatiosFile = new URL("../../data/exchange/token-ratios.yaml", import.meta.url).pathname
+const simulatorProvidersFile = new URL("../../simulator/providers.yaml", import.meta.url).pathname
 
 export class Providers extends Effect.Service<Providers>()("Providers", {
   effect: Effect.gen(function* () {
@@ -23,7 +25,10 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       Effect.reduce(names, {} as Record<string, string | undefined>, (acc, name) =>
         Effect.map(Config.option(Config.string(name)), (value) => ({ ...acc, [name]: Option.getOrUndefined(value) }))
       )
-    const fromFile = yield* Option.match(config.exchange.providersFile, {
+    const simulated = (yield* SimulatedVendors).url
+    // Simulated vendors stand in through the simulator's own providers file, pointed at the running simulator.
+    const providersFile = Option.isSome(simulated) ? Option.some(simulatorProvidersFile) : config.exchange.providersFile
+    const fromFile = yield* Option.match(providersFile, {
       onNone: () => Effect.succeed<ReadonlyArray<ProviderConfig>>([]),
       onSome: (path) =>
         Effect.gen(function* () {
@@ -32,13 +37,13 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
             catch: (e) => new StartupFailure({ message: `PROVIDERS_FILE ${path} cannot be read: ${(e as Error).message}` })
           })
           const names = new Set([...text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)|env:\s*([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => (m[1] ?? m[2])!))
-          const env = yield* readVariables(names)
+          const env = Option.isSome(simulated) ? { SIMULATOR_URL: simulated.value } : yield* readVariables(names)
           return yield* Either.mapLeft(parseProvidersFile(text, env, path), (problem) =>
             new StartupFailure({ message: `PROVIDERS_FILE ${path}: ${problem}` })
           )
         })
     })
-    const shortcutEnv = yield* readVariables(KEY_SHORTCUTS.flatMap((s) => s.variables))
+    const shortcutEnv = Option.isSome(simulated) ? {} : yield* readVariables(KEY_SHORTCUTS.flatMap((s) => s.variables))
     const providers = [...fromFile, ...shortcutProviders(shortcutEnv, new Set(fromFile.map((p) => p.name)))]
     const ratios = yield* Effect.try({
       try: () => Fs.readFileSync(tokenRatiosFile, "utf8"),
@@ -63,6 +68,8 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
     }
     return {
       providers,
+      /** Every vendor is the simulator: answers are synthetic and say so (X-Upstream-Simulated). */
+      simulated: Option.isSome(simulated),
       /** Per-model traits (data/exchange/model-traits.yaml): reasoning shape, sampling rules, native features. */
       traits,
       /** The key pool of a configured provider. */
@@ -74,5 +81,6 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       /** The o200k-to-vendor ratio of the local input estimate. */
       tokenRatio: (vendor: string): number => (ratios.size === 0 ? DEFAULT_TOKEN_RATIO : ratioFor(ratios, vendor))
     } as const
-  })
+  }),
+  dependencies: [SimulatedVendors.Default]
 }) {}

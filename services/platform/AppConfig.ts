@@ -65,6 +65,8 @@ const bundledDataDir = new URL("../../data", import.meta.url).pathname
 /** The bundled list of disposable e-mail domains: a short example that operators replace with their own. */
 export const bundledDisposableDomainsFile = new URL("../../data/accounts/disposable-domains.txt", import.meta.url).pathname
 
+export type SimulatorSetting = "on" | "off" | "auto"
+
 export const LogFormat = ["pretty", "json"] as const
 export type LogFormat = (typeof LogFormat)[number]
 
@@ -171,6 +173,11 @@ export const appConfig = Config.all({
     ),
     // YAML upstream providers (DESIGN.md section 10); the vendors' key variables are read as shortcuts besides it.
     providersFile: optionalString("PROVIDERS_FILE"),
+    // The vendor simulator as every vendor's upstream, run beside the service: `auto` does so only on the
+    // all-embedded default with no upstream configured (domain/exchange/providers.ts says when exactly).
+    simulator: Config.literal("on", "off", "auto")("EXCHANGE_SIMULATOR").pipe(
+      Config.withDefault<SimulatorSetting>("auto")
+    ),
     // How long an upstream may take to start answering before the next key or candidate is tried.
     firstByteTimeoutMs: positiveInteger("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 60_000),
     // After a client disconnects, how long the upstream is still read for its final usage before it is cut.

@@ -81,6 +81,19 @@ export const AutoRoutingListRequest = Schema.Struct({
   models: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(Schema.maxItems(64))
 }).annotations({ identifier: "AutoRoutingListRequest" })
 
+/** A command of the operator command line (src/operator/commandLine.ts), as its words: `["accounts", "grant", ...]`. */
+export const OperatorCommandRequest = reportAllIssues(
+  Schema.Struct({
+    args: Schema.Array(Schema.String.pipe(Schema.maxLength(1000))).pipe(Schema.minItems(1), Schema.maxItems(100))
+  })
+).annotations({ identifier: "OperatorCommandRequest" })
+
+/** One line of the answer to a command (newline-delimited JSON): a line it printed, then how it ended. */
+export const OperatorCommandEvent = Schema.Union(
+  Schema.Struct({ line: Schema.String }),
+  Schema.Struct({ exit: Schema.Literal(0, 1), error: Schema.optional(Schema.String) })
+).annotations({ identifier: "OperatorCommandEvent" })
+
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))
   .add(
@@ -131,6 +144,16 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     HttpApiEndpoint.put("setAutoRoutingList", "/v1/admin/routing/auto")
       .setPayload(AutoRoutingListRequest)
       .addSuccess(AutoRoutingList)
+      .addError(errorWire(ValidationFailed))
+  )
+  .add(
+    HttpApiEndpoint.post("command", "/v1/admin/commands")
+      .setPayload(OperatorCommandRequest)
+      .addSuccess(
+        Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "application/x-ndjson" })).annotations({
+          description: "Newline-delimited OperatorCommandEvent objects, streamed while the command runs: each line it prints, then {exit, error?}"
+        })
+      )
       .addError(errorWire(ValidationFailed))
   )
   .middleware(MaintainerAuth) {}

@@ -3,9 +3,14 @@
  * behind the maintainer token. The services take the job locks; a job already running answers 409 conflict.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect, Layer, Option, Redacted } from "effect"
+import { HttpServerResponse } from "@effect/platform"
+import { Cause, Clock, Effect, Layer, Mailbox, Option, Redacted, Schema, Stream } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { Unauthorized } from "../../domain/errors.ts"
+import { Unauthorized, ValidationFailed } from "../../domain/errors.ts"
+import { Verify } from "../../services/oracle/Verify.ts"
+import { OperatorCredential } from "../../services/platform/OperatorCredential.ts"
+import { commandEffect, CommandOutput, type OperatorServices } from "../operator/commands.ts"
+import { parseCommandLine } from "../operator/commandLine.ts"
 import { ApiKeys } from "../../services/accounts/ApiKeys.ts"
 import { AutoRouter, catalogNames } from "../../services/exchange/AutoRouter.ts"
 import { Exchange } from "../../services/exchange/Exchange.ts"
@@ -14,18 +19,21 @@ import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
-import { MaintainerAuth } from "../api/AdminApi.ts"
+import { MaintainerAuth, OperatorCommandEvent, OperatorCommandRequest } from "../api/AdminApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 const digest = (text: string) => createHash("sha256").update(text).digest()
 
-/** Compares Bearer tokens in constant time; with no MAINTAINER_TOKEN configured, nothing is accepted. */
+/**
+ * Compares Bearer tokens in constant time: MAINTAINER_TOKEN, or this process's local operator credential (the one
+ * DATA_DIR/operator.json holds for the command line); with neither presented, nothing is accepted.
+ */
 export const MaintainerAuthLive = Layer.effect(
   MaintainerAuth,
-  Effect.map(AppConfig, (config) =>
+  Effect.zipWith(AppConfig, OperatorCredential, (config, local) =>
     MaintainerAuth.of({
       bearer: (token) =>
-        Option.match(config.revisions.maintainerToken, {
+        local.matches(token) ? Effect.void : Option.match(config.revisions.maintainerToken, {
           onNone: () => Effect.fail(new Unauthorized({ message: "Maintainer operations are disabled: no MAINTAINER_TOKEN is configured." })),
           onSome: (expected) =>
             timingSafeEqual(digest(Redacted.value(token)), digest(Redacted.value(expected)))
@@ -52,6 +60,14 @@ const view = (r: StoredRevision) => ({
   failureMessage: r.failureMessage
 })
 
+type OperatorContext = Exclude<OperatorServices, CommandOutput>
+
+const encodeEvent = Schema.encodeSync(OperatorCommandEvent)
+
+/** A command's failure in one sentence, as the command line prints it. */
+const messageOf = (error: unknown) =>
+  typeof error === "object" && error !== null && "message" in error && typeof error.message === "string" ? error.message : String(error)
+
 export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers) =>
   Effect.gen(function* () {
     const publisher = yield* Publisher
@@ -62,6 +78,8 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
     const autoRouter = yield* AutoRouter
     const exchange = yield* Exchange
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+    // What operator commands run on: the services of this process, so they share its locks, its database and chain.
+    const operatorContext = yield* Effect.context<OperatorContext>()
     return handlers
       .handle("revisions", () =>
         Effect.gen(function* () {
@@ -109,9 +127,44 @@ export const AdminHandlers = HttpApiBuilder.group(ServerApi, "admin", (handlers)
       .handle("freezeKey", ({ path }) =>
         Effect.map(keys.freezeByAdmin(path.id), (key) => ({ id: key.id, status: key.status, frozenBy: key.frozenBy }))
       )
+      .handleRaw("command", ({ request }) =>
+        Effect.gen(function* () {
+          const payload = yield* request.json.pipe(
+            Effect.flatMap(Schema.decodeUnknown(OperatorCommandRequest)),
+            Effect.mapError(() =>
+              ValidationFailed.fromIssues([{ param: "args", path: ["args"], message: "expected {\"args\": [the command's words]}" }])
+            )
+          )
+          const parsed = parseCommandLine(payload.args)
+          if (parsed._tag !== "Command") {
+            return yield* ValidationFailed.fromIssues([{ param: "args", path: ["args"], message: `not an operator command: ${payload.args.join(" ")}` }])
+          }
+          const events = yield* Mailbox.make<string>()
+          const emit = (event: typeof OperatorCommandEvent.Type) => events.offer(`${JSON.stringify(encodeEvent(event))}\n`)
+          // Detached: a command the operator started finishes even if the command line goes away half-way.
+          yield* commandEffect(parsed.command).pipe(
+            Effect.provideService(CommandOutput, { line: (text) => Effect.asVoid(emit({ line: text })) }),
+            Effect.provide(operatorContext),
+            Effect.matchCauseEffect({
+              onSuccess: () => emit({ exit: 0 }),
+              onFailure: (cause) =>
+                Effect.zipRight(
+                  Cause.isFailType(cause) ? Effect.void : Effect.logError("operator command failed", cause),
+                  emit({ exit: 1, error: Cause.isFailType(cause) ? messageOf(cause.error) : "internal error; see the service's log" })
+                )
+            }),
+            Effect.zipRight(events.end),
+            Effect.forkDaemon
+          )
+          return HttpServerResponse.stream(Mailbox.toStream(events).pipe(Stream.encodeText), {
+            contentType: "application/x-ndjson",
+            headers: { "cache-control": "no-store" }
+          })
+        })
+      )
       .handle("autoRoutingList", () => autoRouter.getList)
       .handle("setAutoRoutingList", ({ payload }) =>
         Effect.flatMap(exchange.routable, ({ catalog }) => autoRouter.setList(payload.models, catalogNames(catalog)))
       )
   })
-).pipe(Layer.provide(MaintainerAuthLive))
+).pipe(Layer.provide(MaintainerAuthLive), Layer.provide(Verify.Default), Layer.provide(OperatorCredential.Default))

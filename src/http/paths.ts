@@ -14,3 +14,9 @@ export const isOraclePath = (path: string): boolean => path.startsWith(ORACLE_PA
 
 /** The quote endpoint, limited per source IP like the oracle (SPEC "Limits"). */
 export const ESTIMATE_PATH = "/v1/inference/estimate"
+
+/** The exchange's routes: inference, the model lists, the quote and the stored bills. */
+const EXCHANGE_PATHS = ["/v1/chat/completions", "/v1/messages", "/v1/models", ESTIMATE_PATH]
+
+export const isExchangePath = (path: string): boolean =>
+  path.startsWith("/v1/generations/") || EXCHANGE_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))

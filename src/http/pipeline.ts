@@ -3,7 +3,7 @@
  * the service-desc link (on every API response, errors and 429 included); CORS on public paths (and the preflight
  * answered there); a target that percent-decodes; the request body (to a route that takes it, JSON only, within the
  * ceiling); the oracle API's rate limits; X-Methodology-Version on oracle responses (never on a 429); a model key
- * written with a plain slash read as one path segment;
+ * written with a plain slash read as one path segment; X-Upstream-Simulated on the exchange's answers when the vendors are simulated;
  * and the translation of every failure into the error envelope.
  */
 import type { HttpApp } from "@effect/platform"
@@ -20,6 +20,7 @@ import { requestBody } from "./requestBody.ts"
 import { requestContext } from "./requestContext.ts"
 import type { RouteTable } from "./routeTable.ts"
 import { serviceDescLink } from "./serviceDescLink.ts"
+import { simulatedUpstreamHeader } from "./simulatedUpstream.ts"
 
 export const requestPipeline =
   (options: {
@@ -27,6 +28,8 @@ export const requestPipeline =
     readonly routes: RouteTable
     readonly rateLimits: RateLimits
     readonly methodologyVersion: Effect.Effect<number>
+    /** Every vendor is the simulator: the exchange's answers say so. */
+    readonly simulatedUpstream: boolean
   }) =>
   (app: HttpApp.Default): HttpApp.Default =>
     requestContext(options.trustProxy)(
@@ -35,7 +38,9 @@ export const requestPipeline =
           wellFormedTarget(
             requestBody(options.routes)(
               oracleRateLimit(options.rateLimits)(
-                methodologyHeader(options.methodologyVersion)(modelKeyPath(translateErrors(options.routes)(app)))
+                methodologyHeader(options.methodologyVersion)(
+                  simulatedUpstreamHeader(options.simulatedUpstream)(modelKeyPath(translateErrors(options.routes)(app)))
+                )
               )
             )
           )
