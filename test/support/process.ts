@@ -3,6 +3,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
+import { KEY_SHORTCUTS } from "../../domain/exchange/providers.ts"
 
 export const projectRoot = Path.resolve(import.meta.dirname, "../..")
 
@@ -18,7 +19,9 @@ export interface ServiceProcess {
 /** The environment of the test runner minus anything that would point the service elsewhere. */
 export const cleanEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
   const base = { ...process.env }
-  for (const name of ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR", "EMBEDDED_CHAIN_PORT"]) {
+  const pointers = ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR", "EMBEDDED_CHAIN_PORT"]
+  const upstreams = ["PROVIDERS_FILE", "EXCHANGE_SIMULATOR", "MAINTAINER_TOKEN", ...KEY_SHORTCUTS.flatMap((shortcut) => shortcut.variables)]
+  for (const name of [...pointers, ...upstreams]) {
     delete base[name]
   }
   return { ...base, LOG_FORMAT: "json", ...env }
