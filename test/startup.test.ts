@@ -99,12 +99,13 @@ describe("npm start on embedded defaults", () => {
     expect(await root.text()).toContain("/v1/docs")
     expect((await fetch(`${url}/`)).url).toBe(`${url}/v1/docs`)
 
-    // The CLI will not open the embedded database while the service has it.
+    // The command line does not open the embedded database while the service has it: it asks the service.
     const cli = (command: string) =>
       track(startProcess(process.execPath, ["--import", "tsx", "src/cli.ts", "oracle", command], env))
-    const busy = cli("status")
-    expect(await busy.exited).not.toBe(0)
-    expect(busy.output()).toMatch(/is open in process \d+/)
+    const beside = cli("status")
+    expect(await beside.exited).toBe(0)
+    expect(beside.output()).toMatch(/the command runs there/)
+    expect(beside.output()).toMatch(new RegExp(`revisions on chain: ${published}; confirmed in the database: ${published}`))
 
     // npm relays SIGTERM to the service (the start script execs it) and reports how it ended.
     expect(await first.stop("SIGTERM")).toBe(0)

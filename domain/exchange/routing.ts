@@ -49,7 +49,9 @@ export const makeRoutableCatalog = (
     const card = listing.card
     if (card.kind !== "text" || (card.retiredAt !== null && card.retiredAt <= now)) continue
     const vendor = vendorOf(card.id)
-    const provider = byVendor.get(vendor)
+    // A provider is named by the catalog's provider key (`xai`, `alibaba`), which is not always the slug its
+    // model ids start with (`x-ai/`, `qwen/`); the slug is accepted too.
+    const provider = byVendor.get(card.providerKey) ?? byVendor.get(vendor)
     if (provider === undefined) continue
     if (provider.models !== null && !provider.models.has(card.id.toLowerCase())) continue
     models.set(card.id, { key: card.id, vendor, card, listing, provider, traits: traitsFor(traits, card.id) })
@@ -59,7 +61,7 @@ export const makeRoutableCatalog = (
     models,
     resolve: makeKeyIndex(vendors, models.keys(), catalogKeys).resolve,
     resolveInCatalog: makeKeyIndex(vendors, catalogKeys).resolve,
-    unconfiguredVendors: [...new Set(catalog.map((l) => vendorOf(l.card.id)))].filter((v) => !byVendor.has(v)).sort()
+    unconfiguredVendors: [...new Set(catalog.filter((l) => !byVendor.has(l.card.providerKey) && !byVendor.has(vendorOf(l.card.id))).map((l) => l.card.providerKey))].sort()
   }
 }
 

@@ -28,7 +28,8 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
     return n
   }
   return {
-    of: (model) => counted.get(model.key) ?? localOf(model.vendor),
+    // The ratios are kept per catalog provider key, which names the model's provider configuration.
+    of: (model) => counted.get(model.key) ?? localOf(model.provider.name),
     countWithVendors: (models) =>
       Effect.forEach(
         models.filter((m) => m.provider.format !== "openai-chat" && !counted.has(m.key) && m.provider.keys.length > 0),
