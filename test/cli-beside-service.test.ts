@@ -102,9 +102,18 @@ describe("the operator command line beside a running service", () => {
       sync: await ok("oracle", "sync"),
       verify: await ok("oracle", "verify"),
       publish: await ok("oracle", "publish"),
+      refork: await ok("oracle", "refork"),
       migrate: await ok("migrate")
     }
     for (const [name, output] of Object.entries(running)) expect(output, name).toMatch(RUNS_THERE)
+    expect(running.refork).toMatch(/the basket is unchanged: nothing pending/)
+    // A revision that does not exist cannot be approved or discarded, from either place.
+    for (const action of ["approve", "discard"]) {
+      const missing = await cli("oracle", action, "9999")
+      expect(missing.code, missing.output).toBe(1)
+      expect(missing.output).toMatch(RUNS_THERE)
+      expect(missing.output).toMatch(/error: .*9999/)
+    }
     expect(running.grant).toMatch(/granted 10 credits \(10000000000000000000 wei\) to cf_[a-z2-7]{12} .*balance now 10 credits/)
     expect(running.faucet).toMatch(new RegExp(`${wallet} holds 3 credits \\(3000000000000000000 wei\\)`))
     expect(running.routingShow).toContain(`1. ${model}`)
@@ -139,12 +148,33 @@ describe("the operator command line beside a running service", () => {
       code: await ok("accounts", "code", email),
       grant: await ok("accounts", "grant", email, "5"),
       faucet: await ok("accounts", "faucet", wallet, "1"),
-      routing: await ok("accounts", "routing", "show"),
+      routingSet: await ok("accounts", "routing", "set", model),
+      routingShow: await ok("accounts", "routing", "show"),
+      routingClear: await ok("accounts", "routing", "clear"),
       status: await ok("oracle", "status"),
+      basket: await ok("oracle", "basket"),
+      scan: await ok("oracle", "scan"),
+      sync: await ok("oracle", "sync"),
       verify: await ok("oracle", "verify"),
+      publish: await ok("oracle", "publish"),
+      refork: await ok("oracle", "refork"),
       migrate: await ok("migrate")
     }
     for (const [name, output] of Object.entries(stopped)) expect(output, name).not.toMatch(RUNS_THERE)
+    expect(stopped.routingShow).toContain(`1. ${model}`)
+    expect(stopped.routingClear).toMatch(/the auto list is empty/)
+    expect(stopped.basket).toMatch(/basket as of .*: \d+ families/)
+    expect(stopped.scan).toMatch(/price scan #\d+ \(cli\): succeeded/)
+    expect(stopped.sync).toMatch(/synced: \d+ revisions on chain at block \d+/)
+    expect(stopped.publish).toMatch(/the basket is unchanged: nothing to publish|revision \d+ \(/)
+    expect(stopped.refork).toMatch(/the basket is unchanged: nothing pending/)
+    expect(stopped.migrate).toMatch(/schema is current; nothing to apply/)
+    for (const action of ["approve", "discard"]) {
+      const missing = await cli("oracle", action, "9999")
+      expect(missing.code, missing.output).toBe(1)
+      expect(missing.output).not.toMatch(RUNS_THERE)
+      expect(missing.output).toMatch(/error: .*9999/)
+    }
     expect(stopped.code).toMatch(new RegExp(`^${code}$`, "m"))
     expect(stopped.grant).toMatch(/balance now 15 credits/)
     expect(stopped.faucet).toMatch(new RegExp(`${wallet} holds 4 credits`))
