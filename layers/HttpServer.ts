@@ -19,6 +19,7 @@ import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { InvitationPageHandlers, OrgsHandlers } from "../src/handlers/orgs.ts"
+import { PagesHandlers } from "../src/handlers/pages.ts"
 import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
@@ -52,7 +53,8 @@ export const HandlersLive = Layer.mergeAll(
   MessagesHandlers,
   ModelsHandlers,
   EstimateHandlers,
-  GenerationsHandlers
+  GenerationsHandlers,
+  PagesHandlers
 ).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),
   Layer.provide(ExchangeLive),

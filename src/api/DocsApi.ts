@@ -1,30 +1,11 @@
 /**
  * Documentation endpoints (SPEC "Documentation endpoints"): the public and the inference OpenAPI
- * documents in YAML and JSON, and the interactive UIs; `/` leads to them until the service has a console.
+ * documents in YAML and JSON, and the interactive UIs (the site root `/` is the public index page: PagesApi.ts).
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { HtmlPage, JsonDocument, NotModified, YamlDocument } from "./shared.ts"
 
 export const DOCS_PATH = "/v1/docs"
-
-const RedirectNotice = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/plain" })).annotations({
-  description: `A one-line notice; the Location header points at ${DOCS_PATH}`
-})
-
-/** The generator does not document response headers: add the redirect's Location to the 302. */
-const documentLocation = (operation: Record<string, any>) => {
-  const found = operation.responses?.["302"]
-  if (found !== undefined) {
-    found.headers = { ...found.headers, Location: { description: DOCS_PATH, schema: { type: "string" } } }
-  }
-  return operation
-}
-
-const root = HttpApiEndpoint.get("root", "/")
-  .addSuccess(RedirectNotice, { status: 302 })
-  .annotate(OpenApi.Summary, `Redirects to the interactive documentation at ${DOCS_PATH}`)
-  .annotate(OpenApi.Transform, documentLocation)
 
 const yamlDocument = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.get(name, path)
@@ -51,6 +32,5 @@ export class DocsGroup extends HttpApiGroup.make("docs")
   .add(page("publicUi", DOCS_PATH, "Interactive documentation of the public API"))
   .add(page("publicUiAlias", "/openapi", "Alias of /v1/docs"))
   .add(page("inferenceUi", "/v1/docs/inference", "Interactive documentation of the inference API"))
-  .add(root)
   .annotate(OpenApi.Title, "Documentation")
   .annotate(OpenApi.Description, "Machine-readable API documents and their interactive viewers.") {}

@@ -4,7 +4,6 @@
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { DOCS_PATH } from "../api/DocsApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import type { ApiDocuments, ServedBody } from "../http/apiDocuments.ts"
 import { ApiDocumentsService } from "../http/ApiDocumentsService.ts"
@@ -42,10 +41,4 @@ export const DocsHandlers = HttpApiBuilder.group(ServerApi, "docs", (handlers) =
     .handle("publicUi", () => serve((d) => d.publicUi()))
     .handle("publicUiAlias", () => serve((d) => d.publicUi()))
     .handle("inferenceUi", () => serve((d) => d.inferenceUi()))
-    // Temporary (302), so clients do not cache it past the day `/` becomes the console.
-    .handle("root", () =>
-      Effect.succeed(
-        HttpServerResponse.text(`Found: the documentation is at ${DOCS_PATH}\n`, { status: 302, headers: { location: DOCS_PATH } })
-      )
-    )
 )

@@ -1,0 +1,21 @@
+/**
+ * The public web pages (DESIGN.md section 13): the index at `/`, the model browser at `/models`, and their hashed
+ * assets. Served by the service itself from web/dist; not part of either API document.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { NotFound } from "../../domain/errors.ts"
+import { errorWire } from "../http/errorEnvelope.ts"
+
+const Html = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/html" }))
+const Asset = Schema.String.pipe(HttpApiSchema.withEncoding({ kind: "Text", contentType: "application/octet-stream" }))
+
+/** An asset's file name as the build writes it: `main-ABCD1234.js`, `chunk-….js`, `main-….css`. */
+const assetParam = HttpApiSchema.param("file", Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]+\.(js|css|woff2|svg|png)$/)))
+
+export class PagesGroup extends HttpApiGroup.make("pages")
+  .add(HttpApiEndpoint.get("index", "/").addSuccess(Html))
+  .add(HttpApiEndpoint.get("models", "/models").addSuccess(Html))
+  .add(HttpApiEndpoint.get("asset")`/assets/${assetParam}`.addSuccess(Asset).addError(errorWire(NotFound))) {}
+
+export class PagesApi extends HttpApi.make("pages").add(PagesGroup).annotate(OpenApi.Title, "Compute Exchange web pages") {}

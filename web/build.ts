@@ -1,0 +1,188 @@
+/**
+ * Builds the browser code (web/public, later web/console) into hashed static assets under web/dist, with esbuild,
+ * from source and offline: `npm run build:web`, at `npm ci` (prepare), and at the service's start when the sources
+ * changed since the last build (the service serves what this wrote; src/http/webPages.ts).
+ *
+ * The API modules the pages import (src/api/*) are shared with the server, so they must stay browser-safe:
+ * `platform: "browser"` fails the build when one reaches a `node:*` module, SQL or a service.
+ *
+ * The sources import Effect through its barrels (`import { Schema } from "effect"`), as the server does. A barrel
+ * drags every module of the package into a browser bundle (fast-check among them: ~60 KB gzip more), so the build
+ * rewrites such imports into the deep modules they name (`import * as Schema from "effect/Schema"`), which
+ * tree-shake.
+ */
+import * as esbuild from "esbuild"
+import { createHash } from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { gzipSync } from "node:zlib"
+
+export const webRoot = Path.dirname(new URL(import.meta.url).pathname)
+export const projectRoot = Path.dirname(webRoot)
+export const distDir = Path.join(webRoot, "dist")
+const manifestFile = Path.join(distDir, "manifest.json")
+
+/** The pages and their entry points. */
+const ENTRIES = { public: Path.join(webRoot, "public", "main.tsx") }
+
+/** Named exports of the `effect` barrel that are functions of effect/Function, not modules. */
+const FUNCTION_EXPORTS = new Set(["pipe", "flow", "identity", "absurd", "hole", "unsafeCoerce", "dual", "constant", "constVoid"])
+
+const BARREL_IMPORT = /import\s+(type\s+)?\{([^}]*)\}\s+from\s+"(effect|@effect\/platform)"/g
+
+export const deepImports = (source: string): string =>
+  source.replace(BARREL_IMPORT, (_all, typeOnly: string | undefined, names: string, pkg: string) =>
+    typeOnly !== undefined
+      ? ""
+      : names
+        .split(",")
+        .map((name) => name.trim())
+        .filter((name) => name !== "" && !name.startsWith("type "))
+        .map((name) => {
+          const [exported, local = exported] = name.split(/\s+as\s+/)
+          return pkg === "effect" && FUNCTION_EXPORTS.has(exported!)
+            ? `import { ${exported} as ${local} } from "effect/Function";`
+            : `import * as ${local} from "${pkg}/${exported}";`
+        })
+        .join(" ")
+  )
+
+const deepImportsPlugin: esbuild.Plugin = {
+  name: "effect-deep-imports",
+  setup(build) {
+    build.onLoad({ filter: /\.tsx?$/ }, async (args) => {
+      if (args.path.includes(`${Path.sep}node_modules${Path.sep}`)) return undefined
+      const source = await Fs.promises.readFile(args.path, "utf8")
+      return { contents: deepImports(source), loader: args.path.endsWith(".tsx") ? "tsx" : "ts" }
+    })
+  }
+}
+
+export interface WebAsset {
+  /** Path under web/dist, as served below the page's base: `assets/main-XXXX.js`. */
+  readonly path: string
+  readonly bytes: number
+  readonly gzipBytes: number
+}
+
+export interface WebManifest {
+  /** Hash of every source file the build read (outside node_modules) and of the lockfile: what decides a rebuild. */
+  readonly sourceHash: string
+  readonly builtAt: string
+  /** The page shell of each entry, `index.html` for `public`. */
+  readonly pages: Record<keyof typeof ENTRIES, { readonly html: string; readonly scripts: ReadonlyArray<string>; readonly styles: ReadonlyArray<string> }>
+  readonly assets: ReadonlyArray<WebAsset>
+  readonly sources: ReadonlyArray<string>
+}
+
+const hashFiles = (files: ReadonlyArray<string>) => {
+  const hash = createHash("sha256")
+  for (const file of [...files].sort()) {
+    hash.update(file)
+    hash.update(Fs.existsSync(file) ? Fs.readFileSync(file) : "(missing)")
+  }
+  return hash.digest("hex")
+}
+
+const lockfile = Path.join(projectRoot, "package-lock.json")
+
+/** The manifest of the last build, if its sources are unchanged since. */
+export const currentBuild = (): WebManifest | undefined => {
+  if (!Fs.existsSync(manifestFile)) return undefined
+  const manifest = JSON.parse(Fs.readFileSync(manifestFile, "utf8")) as WebManifest
+  const sources = manifest.sources.map((file) => Path.join(projectRoot, file))
+  const unchanged = hashFiles([...sources, lockfile]) === manifest.sourceHash
+  return unchanged && manifest.assets.every((asset) => Fs.existsSync(Path.join(distDir, asset.path))) ? manifest : undefined
+}
+
+const shell = (title: string, scripts: ReadonlyArray<string>, styles: ReadonlyArray<string>) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>${title}</title>
+<meta name="description" content="The Standard Compute Unit: a price index of LLM inference, anchored on-chain, and the exchange that bills at it.">
+${styles.map((href) => `<link rel="stylesheet" href="./${href}">`).join("\n")}
+${scripts.map((src) => `<script type="module" src="./${src}"></script>`).join("\n")}
+</head>
+<body>
+<noscript>This page needs JavaScript. The same figures are in the API: <a href="./v1/oracle/scu">/v1/oracle/scu</a>, <a href="./v1/docs">documentation</a>.</noscript>
+<div id="app"></div>
+</body>
+</html>
+`
+
+/** Builds every entry into web/dist (replacing what was there) and returns the manifest. */
+export const buildWeb = async (options: { readonly log?: (line: string) => void } = {}): Promise<WebManifest> => {
+  const log = options.log ?? (() => undefined)
+  const started = performance.now()
+  const staging = `${distDir}.${process.pid}.tmp`
+  Fs.rmSync(staging, { recursive: true, force: true })
+  const result = await esbuild.build({
+    entryPoints: ENTRIES,
+    outdir: Path.join(staging, "assets"),
+    entryNames: "[name]-[hash]",
+    chunkNames: "chunk-[hash]",
+    assetNames: "[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "browser",
+    target: ["es2022"],
+    minify: true,
+    sourcemap: false,
+    legalComments: "none",
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: projectRoot,
+    tsconfig: Path.join(webRoot, "tsconfig.json"),
+    plugins: [deepImportsPlugin]
+  })
+  const outputs = result.metafile.outputs
+  const assets: Array<WebAsset> = Object.keys(outputs).map((file) => {
+    const bytes = Fs.readFileSync(Path.join(projectRoot, file))
+    return { path: Path.relative(staging, Path.join(projectRoot, file)), bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length }
+  })
+  const entryOf = (name: string) => {
+    const [file, output] = Object.entries(outputs).find(([, o]) => o.entryPoint !== undefined && Path.resolve(projectRoot, o.entryPoint) === Path.resolve((ENTRIES as Record<string, string>)[name]!))!
+    return {
+      scripts: [Path.relative(staging, Path.join(projectRoot, file))],
+      styles: output.cssBundle === undefined ? [] : [Path.relative(staging, Path.join(projectRoot, output.cssBundle))]
+    }
+  }
+  const publicEntry = entryOf("public")
+  Fs.writeFileSync(Path.join(staging, "index.html"), shell("Standard Compute Unit: the price index of LLM inference", publicEntry.scripts, publicEntry.styles))
+  const sources = Object.keys(result.metafile.inputs).filter((file) => !file.includes("node_modules")).map((file) => Path.relative(projectRoot, Path.resolve(projectRoot, file)))
+  const manifest: WebManifest = {
+    sourceHash: hashFiles([...sources.map((file) => Path.join(projectRoot, file)), lockfile]),
+    builtAt: new Date().toISOString(),
+    pages: { public: { html: "index.html", ...publicEntry } },
+    assets,
+    sources
+  }
+  Fs.writeFileSync(Path.join(staging, "manifest.json"), JSON.stringify(manifest, null, 2))
+  // What went into each asset, for the size budget (docs/performance.md); not served.
+  Fs.writeFileSync(Path.join(staging, "metafile.json"), JSON.stringify(result.metafile))
+  // Swapped in whole: a service reading web/dist never sees half a build.
+  const previous = `${distDir}.${process.pid}.old`
+  if (Fs.existsSync(distDir)) Fs.renameSync(distDir, previous)
+  Fs.renameSync(staging, distDir)
+  Fs.rmSync(previous, { recursive: true, force: true })
+  const js = assets.filter((a) => a.path.endsWith(".js")).reduce((sum, a) => sum + a.gzipBytes, 0)
+  log(`web pages built in ${Math.round(performance.now() - started)} ms: ${assets.length} assets, JavaScript ${(js / 1024).toFixed(1)} KB gzip`)
+  return manifest
+}
+
+/** The current build, rebuilt first when the sources changed (or none exists). */
+export const ensureWebBuild = async (options: { readonly log?: (line: string) => void } = {}): Promise<WebManifest> =>
+  currentBuild() ?? buildWeb(options)
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === Path.join(webRoot, "build.ts")) {
+  const force = process.argv.includes("--force")
+  const manifest = force ? await buildWeb({ log: console.log }) : currentBuild()
+  if (manifest === undefined) await buildWeb({ log: console.log })
+  else if (!force) console.log("web pages are current; nothing to build (--force rebuilds)")
+}

@@ -1,0 +1,5 @@
+export const ModelsPage = () => (
+  <section aria-labelledby="models">
+    <h1 id="models">Models</h1>
+  </section>
+)
