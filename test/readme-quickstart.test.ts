@@ -88,9 +88,10 @@ describe("the README's quickstart", () => {
     pidsToReap.push(servicePid!, ...helpers)
 
     const commands = block("commands").replaceAll("localhost:8080", `localhost:${port}`)
-    const script = `set -euo pipefail\nnpm() { command npm --prefix ${JSON.stringify(projectRoot)} "$@"; }\n${commands}\n`
+    // xtrace: a failing command is named in the failure, with the service's own log.
+    const script = `set -xeuo pipefail\nnpm() { command npm --prefix ${JSON.stringify(projectRoot)} "$@"; }\n${commands}\n`
     const run = await runShell(script, work, env)
-    expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0)
+    expect(run.code, `${run.stdout}\n${run.stderr}\n--- service (exit ${service.child.exitCode}) ---\n${service.output().slice(-6000)}`).toBe(0)
 
     // The chat completion: an answer, billed.
     const [answerLine] = run.stdout.split("\n").filter((line) => line.includes('"object":"chat.completion"'))

@@ -92,12 +92,16 @@ describe("npm start on embedded defaults", () => {
       lines.findIndex((line) => line.includes("history replayed:"))
     )
 
-    // `/` leads to the documentation.
+    // `/` is the public index page, built from source at start (the browser suites check what it shows).
     const root = await fetch(`${url}/`, { redirect: "manual" })
-    expect(root.status).toBe(302)
-    expect(root.headers.get("location")).toBe("/v1/docs")
-    expect(await root.text()).toContain("/v1/docs")
-    expect((await fetch(`${url}/`)).url).toBe(`${url}/v1/docs`)
+    expect(root.status).toBe(200)
+    expect(root.headers.get("content-type")).toMatch(/^text\/html/)
+    expect(root.headers.get("cache-control")).toBe("no-cache")
+    const script = /<script type="module" src="\.\/(assets\/[^"]+\.js)"/.exec(await root.text())
+    expect(script).not.toBeNull()
+    const asset = await fetch(`${url}/${script![1]}`)
+    expect(asset.status).toBe(200)
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable")
 
     // The command line does not open the embedded database while the service has it: it asks the service.
     const cli = (command: string) =>

@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
-import { onTestFailed } from "vitest"
+import { onTestFinished } from "vitest"
 import { createTestDatabase, type TestDatabase } from "./database.ts"
 import { cleanEnv, projectRoot, type ServiceProcess, startService } from "./process.ts"
 import { freePort } from "./server.ts"
@@ -24,14 +24,22 @@ export const launchBrowser = (): Promise<Browser> => {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true })
 }
 
+let visitors = 0
+/** A documentation-range address per page or reader, so suites do not share one rate-limit budget. */
+export const nextVisitorIp = () => {
+  visitors += 1
+  return `198.18.${(process.pid % 250) + 1}.${(visitors % 250) + 1}`
+}
+
 const slug = (text: string) => text.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 80)
 
 /**
- * A fresh context and page for one test, traced; on failure the screenshot and trace are kept. Call it inside the
- * test (it registers the failure hook on the running test).
+ * A fresh context and page for one test, traced; on failure the screenshot and trace are kept, and the context is
+ * closed when the test ends. Call it inside the test (it registers its hooks on the running test).
  */
-export const openPage = async (browser: Browser, suite: string, test: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; context: BrowserContext; close: () => Promise<void> }> => {
-  const context = await browser.newContext({ viewport })
+export const openPage = async (browser: Browser, suite: string, test: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; context: BrowserContext }> => {
+  // Each page is its own visitor for the oracle's per-IP rate limit (the service trusts X-Forwarded-For: TRUST_PROXY).
+  const context = await browser.newContext({ viewport, extraHTTPHeaders: { "x-forwarded-for": nextVisitorIp() } })
   await context.tracing.start({ screenshots: true, snapshots: true })
   const page = await context.newPage()
   const problems: Array<string> = []
@@ -39,24 +47,21 @@ export const openPage = async (browser: Browser, suite: string, test: string, vi
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console: ${message.text()}`)
   })
-  let failed = false
-  onTestFailed(async () => {
-    failed = true
-    const dir = Path.join(projectRoot, "test-results", slug(suite), slug(test))
-    Fs.mkdirSync(dir, { recursive: true })
-    await page.screenshot({ path: Path.join(dir, "failure.png"), fullPage: true }).catch(() => undefined)
-    await context.tracing.stop({ path: Path.join(dir, "trace.zip") }).catch(() => undefined)
-    Fs.writeFileSync(Path.join(dir, "console.txt"), problems.join("\n"))
-    console.error(`[browser] kept ${dir}/failure.png and trace.zip`)
-  })
-  return {
-    page,
-    context,
-    close: async () => {
-      if (!failed) await context.tracing.stop().catch(() => undefined)
-      await context.close()
+  // After the test: on failure keep what it saw, then close the context (never before the capture).
+  onTestFinished(async (finished) => {
+    if (finished.task.result?.state === "fail") {
+      const dir = Path.join(projectRoot, "test-results", slug(suite), slug(test))
+      Fs.mkdirSync(dir, { recursive: true })
+      await page.screenshot({ path: Path.join(dir, "failure.png"), fullPage: true }).catch(() => undefined)
+      await context.tracing.stop({ path: Path.join(dir, "trace.zip") }).catch(() => undefined)
+      Fs.writeFileSync(Path.join(dir, "console.txt"), problems.join("\n"))
+      console.error(`[browser] kept ${dir}/failure.png and trace.zip`)
+    } else {
+      await context.tracing.stop().catch(() => undefined)
     }
-  }
+    await context.close()
+  })
+  return { page, context }
 }
 
 export interface PagesService {
@@ -78,6 +83,7 @@ export const startPagesService = async (env: Record<string, string> = {}): Promi
       DATA_DIR: dataDir,
       EMBEDDED_CHAIN_PORT: String(await freePort()),
       LOG_LEVEL: "INFO",
+      TRUST_PROXY: "true",
       ...env
     })
   )

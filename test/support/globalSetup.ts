@@ -5,6 +5,7 @@
  */
 import * as Net from "node:net"
 import type { TestProject } from "vitest/node"
+import { ensureWebBuild } from "../../web/build.ts"
 
 const LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -22,6 +23,8 @@ const reachable = (url: string, timeoutMs = 1500): Promise<boolean> =>
   })
 
 export default async function setup(project: TestProject) {
+  // Every server a suite starts serves the public pages: build them once here, before the workers race to.
+  await ensureWebBuild({ log: (line) => console.log(`[test] ${line}`) })
   const candidate = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? LOCAL_POSTGRES
   const backend = (await reachable(candidate)) ? "postgres" : "pglite"
   const adminUrl = backend === "postgres" ? candidate : ""

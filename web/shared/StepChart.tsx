@@ -88,7 +88,7 @@ export const StepChart = (props: {
       <details>
         <summary>The data as a table</summary>
         <div class="table-scroll">
-          <table>
+          <table class="data-table">
             <caption class="visually-hidden">{props.title}</caption>
             <thead>
               <tr><th scope="col">Time (UTC)</th><th scope="col">{props.valueLabel}</th></tr>
