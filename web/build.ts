@@ -58,6 +58,35 @@ const deepImportsPlugin: esbuild.Plugin = {
   }
 }
 
+/**
+ * Modules the pages reach only through server code paths of @effect/platform (the router's path matcher, the
+ * multipart parser) and the OpenAPI examples of the oracle's schemas: none runs in a page, and together they are
+ * ~10 KB gzip of the budget. Each is replaced by exports that fail loudly if a page ever calls them.
+ */
+const SERVER_ONLY_MODULES: Record<string, ReadonlyArray<string>> = {
+  "find-my-way-ts": ["make"],
+  multipasta: ["make", "defaultIsFile", "decodeField"]
+}
+const DOCUMENTATION_ONLY = /[\\/]domain[\\/]oracle[\\/]schemaExamples\.ts$/
+
+const browserOnlyPlugin: esbuild.Plugin = {
+  name: "browser-only",
+  setup(build) {
+    build.onResolve({ filter: /^(find-my-way-ts|multipasta)$/ }, (args) => ({ path: args.path, namespace: "server-only" }))
+    build.onLoad({ filter: /.*/, namespace: "server-only" }, (args) => ({
+      contents: SERVER_ONLY_MODULES[args.path]!.map(
+        (name) => `export const ${name} = () => { throw new Error("${args.path}.${name} is server-only and not in the page bundle") }`
+      ).join("\n"),
+      loader: "js"
+    }))
+    build.onLoad({ filter: DOCUMENTATION_ONLY }, async (args) => {
+      const source = await Fs.promises.readFile(args.path, "utf8")
+      const names = [...source.matchAll(/^export const (\w+)/gm)].map((match) => match[1]!)
+      return { contents: names.map((name) => `export const ${name} = undefined`).join("\n"), loader: "ts" }
+    })
+  }
+}
+
 export interface WebAsset {
   /** Path under web/dist, as served below the page's base: `assets/main-XXXX.js`. */
   readonly path: string
@@ -139,7 +168,7 @@ export const buildWeb = async (options: { readonly log?: (line: string) => void 
     logLevel: "silent",
     absWorkingDir: projectRoot,
     tsconfig: Path.join(webRoot, "tsconfig.json"),
-    plugins: [deepImportsPlugin]
+    plugins: [browserOnlyPlugin, deepImportsPlugin]
   })
   const outputs = result.metafile.outputs
   const assets: Array<WebAsset> = Object.keys(outputs).map((file) => {

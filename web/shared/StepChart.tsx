@@ -3,7 +3,7 @@
  * data beside it: a table a screen reader can read and a CSV to download. Times are UTC.
  */
 import { useEffect, useRef } from "preact/hooks"
-import uPlot from "uplot"
+import type uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
 import { csvHref, toCsv, utc } from "./format.ts"
 
@@ -17,6 +17,9 @@ export interface Mark {
   readonly at: string
   readonly label: string
 }
+
+/** uPlot is loaded after the page's first figures are on screen: it is a fifth of the pages' JavaScript. */
+const loadUplot = () => import("uplot").then((module) => module.default)
 
 const marksPlugin = (marks: ReadonlyArray<Mark>): uPlot.Plugin => ({
   hooks: {
@@ -52,28 +55,37 @@ export const StepChart = (props: {
   useEffect(() => {
     const element = host.current
     if (element === null || props.points.length === 0) return
-    const xs = props.points.map((p) => new Date(p.at).getTime() / 1000)
-    const ys = props.points.map((p) => p.value)
-    const width = () => Math.max(280, element.clientWidth)
-    const chart = new uPlot(
-      {
-        width: width(),
-        height: 280,
-        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
-        scales: { x: { time: true } },
-        axes: [{ label: "UTC" }, { label: props.valueLabel, size: 60 }],
-        series: [{ label: "UTC" }, { label: props.valueLabel, stroke: "#1d4ed8", width: 2, paths: uPlot.paths.stepped!({ align: 1 }) }],
-        legend: { show: true },
-        plugins: [marksPlugin(props.marks ?? [])]
-      },
-      [xs, ys],
-      element
-    )
-    const resize = () => chart.setSize({ width: width(), height: 280 })
-    window.addEventListener("resize", resize)
+    let disposed = false
+    let dispose = () => undefined as void
+    void loadUplot().then((UPlot) => {
+      if (disposed) return
+      const xs = props.points.map((p) => new Date(p.at).getTime() / 1000)
+      const ys = props.points.map((p) => p.value)
+      const width = () => Math.max(280, element.clientWidth)
+      const chart = new UPlot(
+        {
+          width: width(),
+          height: 280,
+          tzDate: (ts) => UPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+          scales: { x: { time: true } },
+          axes: [{ label: "UTC" }, { label: props.valueLabel, size: 60 }],
+          series: [{ label: "UTC" }, { label: props.valueLabel, stroke: "#1d4ed8", width: 2, paths: UPlot.paths.stepped!({ align: 1 }) }],
+          legend: { show: true },
+          plugins: [marksPlugin(props.marks ?? [])]
+        },
+        [xs, ys],
+        element
+      )
+      const resize = () => chart.setSize({ width: width(), height: 280 })
+      window.addEventListener("resize", resize)
+      dispose = () => {
+        window.removeEventListener("resize", resize)
+        chart.destroy()
+      }
+    })
     return () => {
-      window.removeEventListener("resize", resize)
-      chart.destroy()
+      disposed = true
+      dispose()
     }
   }, [props.points, props.marks])
 

@@ -25,7 +25,19 @@ const WINDOWS = [
   { spanMs: 1_000, most: 4 },
   { spanMs: 10_000, most: 18 }
 ] as const
-const started: Array<number> = []
+/**
+ * When this tab's recent reads started (wall-clock ms), kept across reloads of the tab: a visitor who reloads
+ * within seconds is still one client to the rate limit.
+ */
+const PACING_KEY = "cx:oracle-reads"
+const started: Array<number> = (() => {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(PACING_KEY) ?? "[]") as unknown
+    return Array.isArray(kept) ? kept.filter((at): at is number => typeof at === "number" && at > Date.now() - 10_000) : []
+  } catch {
+    return []
+  }
+})()
 let queue: Promise<void> = Promise.resolve()
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -34,7 +46,7 @@ const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, 
 const slot = (): Promise<void> => {
   const turn = queue.then(async () => {
     for (;;) {
-      const now = performance.now()
+      const now = Date.now()
       const delay = Math.max(
         0,
         ...WINDOWS.map(({ spanMs, most }) => {
@@ -45,8 +57,13 @@ const slot = (): Promise<void> => {
       if (delay === 0) break
       await wait(delay + 5)
     }
-    started.push(performance.now())
+    started.push(Date.now())
     if (started.length > 100) started.splice(0, started.length - 100)
+    try {
+      sessionStorage.setItem(PACING_KEY, JSON.stringify(started.slice(-20)))
+    } catch {
+      // Storage refused (private mode): pacing still holds within this load.
+    }
   })
   queue = turn
   return turn
