@@ -5,6 +5,7 @@
 import { useEffect, useRef } from "preact/hooks"
 import type uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
+import { drawLater } from "./uplot.ts"
 import { csvHref, toCsv, utc } from "./format.ts"
 
 export interface StepPoint {
@@ -17,9 +18,6 @@ export interface Mark {
   readonly at: string
   readonly label: string
 }
-
-/** uPlot is loaded after the page's first figures are on screen: it is a fifth of the pages' JavaScript. */
-const loadUplot = () => import("uplot").then((module) => module.default)
 
 const marksPlugin = (marks: ReadonlyArray<Mark>): uPlot.Plugin => ({
   hooks: {
@@ -55,10 +53,7 @@ export const StepChart = (props: {
   useEffect(() => {
     const element = host.current
     if (element === null || props.points.length === 0) return
-    let disposed = false
-    let dispose = () => undefined as void
-    void loadUplot().then((UPlot) => {
-      if (disposed) return
+    return drawLater((UPlot) => {
       const xs = props.points.map((p) => new Date(p.at).getTime() / 1000)
       const ys = props.points.map((p) => p.value)
       const width = () => Math.max(280, element.clientWidth)
@@ -78,15 +73,11 @@ export const StepChart = (props: {
       )
       const resize = () => chart.setSize({ width: width(), height: 280 })
       window.addEventListener("resize", resize)
-      dispose = () => {
+      return () => {
         window.removeEventListener("resize", resize)
         chart.destroy()
       }
     })
-    return () => {
-      disposed = true
-      dispose()
-    }
   }, [props.points, props.marks])
 
   const csv = toCsv(["time_utc", props.valueLabel], props.points.map((p) => [p.at, p.value]))
