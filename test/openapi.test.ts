@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import * as OracleSchemas from "../domain/oracle/schemas.ts"
 import { AdminApi } from "../src/api/AdminApi.ts"
+import { PagesApi } from "../src/api/PagesApi.ts"
 import { InferenceApi } from "../src/api/InferenceApi.ts"
 import { OracleGroup } from "../src/api/OracleApi.ts"
 import { PublicApi } from "../src/api/PublicApi.ts"
@@ -129,11 +130,14 @@ describe("served routes and documented routes", () => {
 
     expect(documented(publicDocument).sort()).toEqual(served(makeRouteTable(PublicApi).routes).sort())
     expect(documented(inferenceDocument).sort()).toEqual(served(makeRouteTable(InferenceApi).routes).sort())
-    // The server serves exactly the two documented APIs plus the maintainer API, which is private by design.
+    // The server serves exactly the two documented APIs plus the maintainer API, which is private by design, and
+    // the public web pages, which are pages, not API.
     const privateRoutes = served(makeRouteTable(AdminApi).routes)
     expect(privateRoutes.every((route) => route.includes(" /v1/admin/"))).toBe(true)
+    const pageRoutes = served(makeRouteTable(PagesApi).routes)
+    expect(pageRoutes.sort()).toEqual(["GET /", "GET /assets/{file}", "GET /models"])
     expect(served(makeRouteTable(ServerApi).routes).sort()).toEqual(
-      [...documented(publicDocument), ...documented(inferenceDocument), ...privateRoutes].sort()
+      [...documented(publicDocument), ...documented(inferenceDocument), ...privateRoutes, ...pageRoutes].sort()
     )
     expect(JSON.stringify([publicDocument, inferenceDocument])).not.toContain("/v1/admin")
     // Every documented route is served (nothing answers 404 or 405 for its documented method).
