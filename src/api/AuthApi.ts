@@ -4,11 +4,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { CODE_PATTERN } from "../../domain/accounts/emailCode.ts"
+import { CODE_PATTERN } from "../../domain/accounts/formats.ts"
 import { MAX_DISPLAY_NAME_LENGTH, REFERRAL_CODE_PATTERN } from "../../domain/accounts/ids.ts"
 import {
   AlreadyExists,
   Conflict,
+  Forbidden,
   OrganizationRole,
   InvalidSignature,
   RateLimited,
@@ -117,8 +118,16 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addError(errorWire(SignatureReused))
       .addError(errorWire(RateLimited))
   )
-  .add(HttpApiEndpoint.post("logout", "/v1/auth/logout")
-      .annotate(OpenApi.Summary, "Ends the session and clears its cookie").addSuccess(HttpApiSchema.NoContent)) {}
+  .add(
+    HttpApiEndpoint.post("logout", "/v1/auth/logout")
+      .annotate(OpenApi.Summary, "Ends the session and clears its cookie")
+      .annotate(
+        OpenApi.Description,
+        "With a session cookie, the request must come from this site like every signed-in state change: `X-CF-Console: 1` or a same-origin `Origin`, else 403 `forbidden`."
+      )
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(errorWire(Forbidden))
+  ) {}
 
 const DisplayName = Schema.Trim.pipe(
   Schema.minLength(1),

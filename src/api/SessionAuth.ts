@@ -1,7 +1,8 @@
 /**
  * Authentication of account operations (SPEC "Authentication" 7): a session cookie `cf_session`, or a request signed
  * by the identity's wallet (headers X-CF-Address, X-CF-Timestamp, X-CF-Nonce, X-CF-Signature). A group that needs
- * an identity declares `.middleware(SessionAuth)` and its handlers read `CurrentIdentity`.
+ * an identity declares `.middleware(SessionAuth)` and its handlers read `CurrentIdentity`. A state change the cookie
+ * authenticates must come from this site (DESIGN section 13; the rule is src/http/csrf.ts), else 403 `forbidden`.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Effect, Schema } from "effect"
@@ -49,7 +50,10 @@ export const SessionAuthFailure = Schema.Union(
 const sessionCookie = HttpApiSecurity.apiKey({ in: "cookie", key: "cf_session" }).pipe(
   HttpApiSecurity.annotate(
     OpenApi.Description,
-    "The session cookie set by sign-in. Instead, a request may be signed by the identity's wallet: headers " +
+    "The session cookie set by sign-in. A cookie-authenticated request that changes state (any method but GET, " +
+      "HEAD, OPTIONS) must come from this site: it carries `X-CF-Console: 1` or a same-origin `Origin`, and no " +
+      "`Origin` or `Sec-Fetch-Site` naming another site; otherwise 403 `forbidden`. " +
+      "Instead, a request may be signed by the identity's wallet: headers " +
       "X-CF-Address, X-CF-Timestamp (Unix seconds, within 5 minutes), X-CF-Nonce (8-128 of [A-Za-z0-9_-], once per " +
       "address) and X-CF-Signature, the EIP-191 personal_sign of " +
       "`CF-SIGNED-REQUEST\\n{METHOD}\\n{path with query}\\n{timestamp}\\n{nonce}\\n{sha256 hex of body}`."

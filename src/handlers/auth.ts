@@ -1,6 +1,8 @@
 /**
  * Sign-in, logout and `/v1/me` (decode, call SignIn or Identities, encode), and `SessionAuthLive`: the session
- * cookie or a wallet-signed request, turned into `CurrentIdentity` for every group behind SessionAuth.
+ * cookie or a wallet-signed request, turned into `CurrentIdentity` for every group behind SessionAuth. A request the
+ * cookie authenticates that changes state must come from this site (src/http/csrf.ts): SessionAuthLive and logout
+ * refuse it otherwise, before the session is looked up.
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
@@ -9,6 +11,7 @@ import { normalizeEmail } from "../../domain/accounts/ids.ts"
 import { SESSION_LIFETIME_MS } from "../../domain/accounts/policies.ts"
 import { REFERRAL_COOKIE } from "../../domain/accounts/referrals.ts"
 import { carriesSignature } from "../../domain/accounts/signedRequest.ts"
+import { Forbidden } from "../../domain/errors.ts"
 import { Identities, type Identity } from "../../services/accounts/Identity.ts"
 import { SESSION_COOKIE, Sessions } from "../../services/accounts/Sessions.ts"
 import { SignedRequests } from "../../services/accounts/SignedRequests.ts"
@@ -16,6 +19,7 @@ import { SignIn } from "../../services/accounts/SignIn.ts"
 import { AppConfig, type AppConfigShape } from "../../services/platform/AppConfig.ts"
 import { CurrentIdentity, SessionAuth } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
+import { crossSiteRefusal, ownOrigins } from "../http/csrf.ts"
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
 
@@ -63,6 +67,23 @@ export const meView = (identity: Identity) => ({
     : { type: "organization" as const, org_id: identity.organization.id, name: identity.organization.name, role: identity.organization.role }
 })
 
+/**
+ * The CSRF rule (DESIGN section 13) for a request whose credential is the session cookie: an unsafe method from
+ * another site, or with neither a same-origin Origin nor `X-CF-Console: 1`, is refused 403 `forbidden`.
+ */
+export const requireSameSite = (config: Pick<AppConfigShape, "trustProxy" | "publicBaseUrl">) => {
+  const trustProxy = config.trustProxy._tag !== "None"
+  const publicBaseUrl = Option.getOrUndefined(config.publicBaseUrl)
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const refused = crossSiteRefusal({
+      method: request.method,
+      headers: request.headers,
+      ownOrigins: ownOrigins({ headers: request.headers, trustProxy, publicBaseUrl })
+    })
+    return refused === undefined ? Effect.void : Effect.fail(new Forbidden({ message: refused }))
+  })
+}
+
 const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) => Option.getOrUndefined(request.remoteAddress))
 const hostHeader = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.headers["host"])
 const sessionToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => request.cookies[SESSION_COOKIE] ?? "")
@@ -73,7 +94,9 @@ export const SessionAuthLive = Layer.effect(
   Effect.gen(function* () {
     const sessions = yield* Sessions
     const signed = yield* SignedRequests
-    const setCookie = cookieSetter(sessionCookieIsSecure(yield* AppConfig))
+    const config = yield* AppConfig
+    const setCookie = cookieSetter(sessionCookieIsSecure(config))
+    const sameSite = requireSameSite(config)
     return SessionAuth.of({
       session: (token) =>
         Effect.gen(function* () {
@@ -90,6 +113,8 @@ export const SessionAuthLive = Layer.effect(
             return { ...identity, via: "signed" as const }
           }
           const raw = Redacted.value(token)
+          // The cookie is the credential: a state change must come from this site. No cookie at all is a 401 below.
+          if (raw !== "") yield* sameSite
           const { extendedUntil, identity } = yield* sessions.authenticate(raw)
           if (Option.isSome(extendedUntil)) yield* setCookie(raw)
           return { ...identity, via: "session" as const }
@@ -101,8 +126,10 @@ export const SessionAuthLive = Layer.effect(
 const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
   Effect.gen(function* () {
     const signIn = yield* SignIn
-    const secure = sessionCookieIsSecure(yield* AppConfig)
+    const config = yield* AppConfig
+    const secure = sessionCookieIsSecure(config)
     const setCookie = cookieSetter(secure)
+    const sameSite = requireSameSite(config)
     const signedIn = ({ identity, session }: { identity: Identity; session: { token: string; expiresAt: Date } }) =>
       Effect.as(setCookie(session.token), meView(identity))
     return handlers
@@ -143,7 +170,16 @@ const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
           return yield* signedIn(result)
         })
       )
-      .handle("logout", () => Effect.zipRight(Effect.flatMap(sessionToken, signIn.logout), clearCookie(secure)))
+      // Logout is authenticated by the cookie it ends, so the same rule holds (a forged logout only annoys, but one
+      // rule for every cookie-authenticated state change is easier to trust). Without a cookie there is nothing to end.
+      .handle("logout", () =>
+        Effect.gen(function* () {
+          const token = yield* sessionToken
+          if (token !== "") yield* sameSite
+          yield* signIn.logout(token)
+          yield* clearCookie(secure)
+        })
+      )
   })
 )
 

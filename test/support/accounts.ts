@@ -1,16 +1,25 @@
 /**
  * HTTP helpers for the account suites: JSON calls with a client address (the servers run with TRUST_PROXY=true, so
- * X-Forwarded-For names it) and a session cookie, and sign-in by e-mail code or by wallet.
+ * X-Forwarded-For names it) and a session cookie, and sign-in by e-mail code or by wallet. A call that carries the
+ * session cookie also carries the console's header `X-CF-Console: 1`, as the console does (DESIGN section 13: without
+ * it, or a same-origin Origin, a signed-in state change is refused); test/csrf.test.ts turns it off to prove that.
  */
 import type { PrivateKeyAccount } from "viem/accounts"
 import { createSiweMessage } from "viem/siwe"
+import { CONSOLE_HEADERS } from "../../src/http/csrf.ts"
 import type { Mailbox } from "./mailbox.ts"
 
 export interface CallOptions {
   readonly ip?: string
   readonly cookie?: string
   readonly headers?: Record<string, string>
+  /** Send `X-CF-Console: 1` with a session cookie (the default), as the console does; false leaves it out. */
+  readonly console?: boolean
 }
+
+/** Whether a Cookie header value carries the session cookie. */
+const carriesSession = (cookie: string | undefined): boolean =>
+  cookie !== undefined && cookie.split(";").some((part) => part.trim().startsWith("cf_session="))
 
 export interface Answer {
   readonly status: number
@@ -26,6 +35,7 @@ export const makeClient = (baseUrl: string) => {
         ...(body === undefined ? {} : { "content-type": "application/json" }),
         ...(options.ip === undefined ? {} : { "x-forwarded-for": options.ip }),
         ...(options.cookie === undefined ? {} : { cookie: options.cookie }),
+        ...(options.console !== false && carriesSession(options.cookie) ? CONSOLE_HEADERS : {}),
         ...options.headers
       },
       ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
