@@ -23,7 +23,12 @@ export const distDir = Path.join(webRoot, "dist")
 const manifestFile = Path.join(distDir, "manifest.json")
 
 /** The pages and their entry points. */
-const ENTRIES = { public: Path.join(webRoot, "public", "main.tsx") }
+const ENTRIES = { public: Path.join(webRoot, "public", "main.tsx"), console: Path.join(webRoot, "console", "main.tsx") }
+
+const TITLES: Record<keyof typeof ENTRIES, string> = {
+  public: "Standard Compute Unit: the price index of LLM inference",
+  console: "Console: Compute Exchange"
+}
 
 /** Named exports of the `effect` barrel that are functions of effect/Function, not modules. */
 const FUNCTION_EXPORTS = new Set(["pipe", "flow", "identity", "absurd", "hole", "unsafeCoerce", "dual", "constant", "constVoid"])
@@ -129,6 +134,7 @@ const shell = (title: string, scripts: ReadonlyArray<string>, styles: ReadonlyAr
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="./">
 <link rel="icon" href="data:,">
 <title>${title}</title>
 <meta name="description" content="The Standard Compute Unit: a price index of LLM inference, anchored on-chain, and the exchange that bills at it.">
@@ -182,13 +188,18 @@ export const buildWeb = async (options: { readonly log?: (line: string) => void 
       styles: output.cssBundle === undefined ? [] : [Path.relative(staging, Path.join(projectRoot, output.cssBundle))]
     }
   }
-  const publicEntry = entryOf("public")
-  Fs.writeFileSync(Path.join(staging, "index.html"), shell("Standard Compute Unit: the price index of LLM inference", publicEntry.scripts, publicEntry.styles))
+  const page = (name: keyof typeof ENTRIES) => {
+    const entry = entryOf(name)
+    const html = name === "public" ? "index.html" : `${name}.html`
+    Fs.writeFileSync(Path.join(staging, html), shell(TITLES[name], entry.scripts, entry.styles))
+    return { html, ...entry }
+  }
+  const pages: WebManifest["pages"] = { public: page("public"), console: page("console") }
   const sources = Object.keys(result.metafile.inputs).filter((file) => !file.includes("node_modules")).map((file) => Path.relative(projectRoot, Path.resolve(projectRoot, file)))
   const manifest: WebManifest = {
     sourceHash: hashFiles([...sources.map((file) => Path.join(projectRoot, file)), lockfile]),
     builtAt: new Date().toISOString(),
-    pages: { public: { html: "index.html", ...publicEntry } },
+    pages,
     assets,
     sources
   }

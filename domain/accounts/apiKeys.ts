@@ -4,11 +4,11 @@
  * (`<vendor>/<model>`), at most 50 after duplicate spellings collapse. State rules live here; storage does not.
  */
 import { createHash, randomBytes } from "node:crypto"
+import { API_KEY_PREFIX, MAX_ALLOWED_MODELS } from "./formats.ts"
 
-export const API_KEY_PREFIX = "ct_live_"
+export { API_KEY_PREFIX, MAX_ALLOWED_MODELS } from "./formats.ts"
 /** 256 random bits. */
 const SECRET_BYTES = 32
-export const MAX_ALLOWED_MODELS = 50
 
 /** Well-formed: the prefix and at least 256 bits of base64url. Anything else is refused without a lookup. */
 const WELL_FORMED = /^ct_live_[A-Za-z0-9_-]{43,}$/

@@ -3,11 +3,9 @@
  * with a server secret (the pepper), so the table alone never yields a usable code.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
+import { CODE_DIGITS, CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS } from "./formats.ts"
 
-export const CODE_DIGITS = 6
-export const CODE_PATTERN = /^[0-9]{6}$/
-export const CODE_LIFETIME_MS = 10 * 60_000
-export const MAX_CODE_ATTEMPTS = 5
+export { CODE_DIGITS, CODE_LIFETIME_MS, CODE_PATTERN, MAX_CODE_ATTEMPTS } from "./formats.ts"
 
 export type CodePurpose = "sign_in" | "add_email"
 

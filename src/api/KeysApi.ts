@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { MAX_ALLOWED_MODELS } from "../../domain/accounts/apiKeys.ts"
+import { MAX_ALLOWED_MODELS } from "../../domain/accounts/formats.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { Conflict, Forbidden, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"

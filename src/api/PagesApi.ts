@@ -1,6 +1,6 @@
 /**
- * The public web pages (DESIGN.md section 13): the index at `/`, the model browser at `/models`, and their hashed
- * assets. Served by the service itself from web/dist; not part of either API document.
+ * The web pages (DESIGN.md section 13): the index at `/`, the model browser at `/models`, the signed-in console
+ * under `/console` (one shell for every route of it), and their hashed assets. Served by the service itself from web/dist; not part of either API document.
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -16,6 +16,8 @@ const assetParam = HttpApiSchema.param("file", Schema.String.pipe(Schema.pattern
 export class PagesGroup extends HttpApiGroup.make("pages")
   .add(HttpApiEndpoint.get("index", "/").addSuccess(Html))
   .add(HttpApiEndpoint.get("models", "/models").addSuccess(Html))
+  .add(HttpApiEndpoint.get("console", "/console").addSuccess(Html))
+  .add(HttpApiEndpoint.get("consoleRoute", "/console/*").addSuccess(Html))
   .add(HttpApiEndpoint.get("asset")`/assets/${assetParam}`.addSuccess(Asset).addError(errorWire(NotFound))) {}
 
 export class PagesApi extends HttpApi.make("pages").add(PagesGroup).annotate(OpenApi.Title, "Compute Exchange web pages") {}

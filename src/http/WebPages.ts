@@ -24,21 +24,34 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
     const manifest: WebManifest = yield* Effect.promise(() =>
       ensureWebBuild({ log: (line) => Runtime.runSync(runtime)(Effect.logInfo(line)) })
     )
-    const shell = Fs.readFileSync(Path.join(distDir, manifest.pages.public.html))
+    const shellOf = (name: keyof WebManifest["pages"]) => Fs.readFileSync(Path.join(distDir, manifest.pages[name].html), "utf8")
+    const shells = { public: shellOf("public"), console: shellOf("console") }
     const assets = new Map(
       manifest.assets.map((asset) => [
         Path.basename(asset.path),
         { bytes: Fs.readFileSync(Path.join(distDir, asset.path)), contentType: CONTENT_TYPES[Path.extname(asset.path)] ?? "application/octet-stream" }
       ])
     )
-    const page = HttpServerResponse.uint8Array(shell, {
-      contentType: "text/html; charset=utf-8",
-      headers: { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
-    })
+    const pageHeaders = { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
+    /**
+     * The shell for a page at `path`: its `<base>` points at the service's root relative to that path (`./` at one
+     * segment, `../` per segment more), so every URL in the pages stays relative and a path prefix in front of the
+     * service still works, whatever route of the console the browser opened.
+     */
+    const shellAt = (name: keyof typeof shells, path: string) => {
+      const depth = Math.max(0, path.split("/").filter((segment) => segment !== "").length - 1)
+      const base = depth === 0 ? "./" : "../".repeat(depth)
+      return HttpServerResponse.text(shells[name].replace('<base href="./">', `<base href="${base}">`), {
+        contentType: "text/html; charset=utf-8",
+        headers: pageHeaders
+      })
+    }
     return {
       manifest,
-      /** The page shell: every public page is the same document, routed in the browser. */
-      page: () => page,
+      /** The public pages' shell: every public page is the same document, routed in the browser. */
+      page: (path: string) => shellAt("public", path),
+      /** The console's shell, for any of its routes. */
+      console: (path: string) => shellAt("console", path),
       asset: (file: string) => {
         const found = assets.get(file)
         return found === undefined

@@ -1,0 +1,93 @@
+/**
+ * The console in a real browser against a real service whose mail goes to a real SMTP server: a new user signs in
+ * with the code the mail carries, sees the balance the API reports, creates a key whose secret is shown once and
+ * works, and revokes it. Every change the console makes is cookie-authenticated, so this also proves it sends the
+ * header the server's cross-site rule requires.
+ */
+import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
+import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+
+const SUITE = "browser-console"
+const MAINTAINER_TOKEN = "console-suite-maintainer"
+let service: PagesService
+let browser: Browser
+let mailbox: Mailbox
+
+beforeAll(async () => {
+  mailbox = await startMailbox()
+  ;[service, browser] = await Promise.all([
+    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "off" }),
+    launchBrowser()
+  ])
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await service?.close()
+  await mailbox?.close()
+})
+
+describe("the console", () => {
+  it("signs a new user in by e-mail code, shows the balance, and creates, shows once, and revokes a key", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name)
+    const email = `console-${Date.now()}@example.com`
+
+    // Any console route asks a signed-out visitor to sign in.
+    await page.goto(`${service.baseUrl}/console/keys`)
+    await page.getByLabel("E-mail address").fill(email)
+    await page.getByRole("button", { name: "Send me a code" }).click()
+    await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
+    await page.getByRole("button", { name: "Sign in" }).click()
+    const signedInAs = page.getByTestId("signed-in-as")
+    await signedInAs.waitFor({ timeout: 10_000 })
+
+    // The overview shows the balance the API holds, before and after an operator's grant.
+    await page.getByRole("link", { name: "Overview" }).click()
+    await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("0")
+    const me = /(cf_[a-z2-7]{12})/.exec((await page.locator("#main").textContent()) ?? "")![1]!
+    const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${me}/credits`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
+      body: JSON.stringify({ amountWei: "12500000000000000000" })
+    })
+    expect(grant.status).toBe(200)
+    await page.reload()
+    await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("12.5")
+
+    // A key with a daily cap: its secret is shown once and works against the API.
+    await page.getByRole("link", { name: "Keys" }).click()
+    await expect.poll(() => page.getByText("No key yet").count(), { timeout: 10_000 }).toBe(1)
+    await page.getByLabel("Label (optional)").fill("laptop")
+    await page.getByLabel("Daily cap, credits (optional)").fill("2.5")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const secret = (await page.getByTestId("new-secret").textContent({ timeout: 10_000 }))!
+    expect(secret).toMatch(/^ct_live_[A-Za-z0-9_-]{43,}$/)
+    const usage = await fetch(`${service.baseUrl}/v1/usage`, { headers: { authorization: `Bearer ${secret}`, "x-forwarded-for": nextVisitorIp() } })
+    expect(usage.status).toBe(200)
+    const usageBody = (await usage.json()) as { balanceWei: string; key: { dailyLimitWei: string | null } }
+    expect(usageBody.balanceWei).toBe("12500000000000000000")
+    expect(usageBody.key.dailyLimitWei).toBe("2500000000000000000")
+    const row = page.getByTestId("keys-table").locator("tbody tr")
+    await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1)
+    expect(await row.locator("td").nth(1).textContent()).toBe("laptop")
+    expect(await row.locator("td").nth(3).textContent()).toBe("2.5")
+
+    // Once dismissed, the secret is nowhere on the page, and the list never shows it.
+    await page.getByRole("button", { name: "I have saved it" }).click()
+    expect(await page.content()).not.toContain(secret)
+
+    // Revoked from the console: the key is refused from then on.
+    await row.getByRole("button", { name: "Revoke" }).click()
+    await expect.poll(() => row.getByTestId("key-state").textContent(), { timeout: 10_000 }).toBe("revoked")
+    const refused = await fetch(`${service.baseUrl}/v1/usage`, { headers: { authorization: `Bearer ${secret}`, "x-forwarded-for": nextVisitorIp() } })
+    expect(refused.status).toBe(401)
+
+    // Signing out ends the session: the console asks to sign in again.
+    await page.getByRole("button", { name: "Sign out" }).click()
+    await page.getByLabel("E-mail address").waitFor({ timeout: 10_000 })
+    await page.reload()
+    await page.getByLabel("E-mail address").waitFor({ timeout: 10_000 })
+  }, 120_000)
+})

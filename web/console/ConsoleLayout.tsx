@@ -1,0 +1,44 @@
+/** The console's frame: skip link, navigation, who is signed in and sign-out, the main landmark. */
+import type { ComponentChildren } from "preact"
+import { useLocation } from "preact-iso"
+import { call } from "./api.ts"
+import { identity } from "./session.ts"
+
+const NAV = [
+  { path: "/console", href: "console", label: "Overview" },
+  { path: "/console/keys", href: "console/keys", label: "Keys" }
+] as const
+
+export const ConsoleLayout = (props: { readonly children: ComponentChildren }) => {
+  const { path } = useLocation()
+  const who = identity.value
+  const signOut = async () => {
+    await call((c) => c.auth.logout()).catch(() => undefined)
+    identity.value = null
+  }
+  return (
+    <>
+      <a class="skip" href="#main">Skip to content</a>
+      <header class="site">
+        <a class="brand" href="./">Compute Exchange</a>
+        <nav aria-label="Console">
+          <ul>
+            {who !== null && who !== undefined &&
+              NAV.map((item) => (
+                <li key={item.path}>
+                  <a href={item.href} aria-current={path === item.path ? "page" : undefined}>{item.label}</a>
+                </li>
+              ))}
+            <li><a href="./">Index</a></li>
+          </ul>
+        </nav>
+        {who !== null && who !== undefined && (
+          <p class="who">
+            <span data-testid="signed-in-as">{who.display_name}</span> <button type="button" class="link" onClick={signOut}>Sign out</button>
+          </p>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>{props.children}</main>
+    </>
+  )
+}

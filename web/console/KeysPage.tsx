@@ -1,0 +1,137 @@
+/**
+ * API keys: create one (its secret shown once, with a copy button, never again), the list with each key's state and
+ * caps, and freeze / reactivate / revoke, each refusal shown beside the key it concerns.
+ */
+import { useSignal } from "@preact/signals"
+import { parseScaled, utc } from "../shared/format.ts"
+import { Status, useRead } from "../shared/useRead.tsx"
+import { call } from "./api.ts"
+import { credits } from "./format.ts"
+
+type KeyAction = "freezeKey" | "reactivateKey" | "revokeKey"
+
+/** A cap typed in credits ("2.5"), as exact wei; empty: no cap. */
+const capWei = (text: string): bigint | undefined => (text.trim() === "" ? undefined : parseScaled(text.trim()))
+
+export const KeysPage = () => {
+  const version = useSignal(0)
+  const keys = useRead(() => call((c) => c.keys.listKeys()), [version.value])
+  const label = useSignal("")
+  const daily = useSignal("")
+  const monthly = useSignal("")
+  const created = useSignal<{ readonly secret: string; readonly label: string | null } | null>(null)
+  const copied = useSignal(false)
+  const formError = useSignal<string | null>(null)
+  const rowError = useSignal<{ readonly id: string; readonly message: string } | null>(null)
+
+  const create = async (event: Event) => {
+    event.preventDefault()
+    formError.value = null
+    copied.value = false
+    try {
+      const dailyLimitWei = capWei(daily.value)
+      const monthlyLimitWei = capWei(monthly.value)
+      const issued = await call((c) =>
+        c.keys.issueKey({
+          payload: {
+            ...(label.value.trim() === "" ? {} : { label: label.value.trim() }),
+            ...(dailyLimitWei === undefined ? {} : { dailyLimitWei }),
+            ...(monthlyLimitWei === undefined ? {} : { monthlyLimitWei })
+          }
+        })
+      )
+      created.value = { secret: issued.secret, label: issued.key.label }
+      label.value = ""
+      daily.value = ""
+      monthly.value = ""
+      version.value += 1
+    } catch (failure) {
+      formError.value = (failure as Error).message
+    }
+  }
+  const act = async (id: string, action: KeyAction) => {
+    rowError.value = null
+    try {
+      await call((c) => c.keys[action]({ path: { id } }))
+      version.value += 1
+    } catch (failure) {
+      rowError.value = { id, message: (failure as Error).message }
+    }
+  }
+  const copy = async () => {
+    if (created.value === null) return
+    await navigator.clipboard.writeText(created.value.secret).then(
+      () => (copied.value = true),
+      () => (copied.value = false)
+    )
+  }
+
+  return (
+    <section aria-labelledby="keys">
+      <h1 id="keys">API keys</h1>
+      <form class="stack" onSubmit={create} aria-labelledby="new-key">
+        <h2 id="new-key">Create a key</h2>
+        <label for="key-label">Label (optional)</label>
+        <input id="key-label" maxLength={100} value={label.value} onInput={(e) => (label.value = (e.target as HTMLInputElement).value)} />
+        <label for="key-daily">Daily cap, credits (optional)</label>
+        <input id="key-daily" inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,18})?" value={daily.value} onInput={(e) => (daily.value = (e.target as HTMLInputElement).value)} />
+        <label for="key-monthly">Monthly cap, credits (optional)</label>
+        <input id="key-monthly" inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,18})?" value={monthly.value} onInput={(e) => (monthly.value = (e.target as HTMLInputElement).value)} />
+        <button type="submit">Create key</button>
+        {formError.value !== null && <p class="error" role="alert">{formError.value}</p>}
+      </form>
+      {created.value !== null && (
+        <div class="secret" role="status" data-testid="new-secret-panel">
+          <p>
+            <strong>Your new key{created.value.label === null ? "" : ` “${created.value.label}”`}.</strong> Copy it now: it is shown this once and
+            never again.
+          </p>
+          <code data-testid="new-secret">{created.value.secret}</code>{" "}
+          <button type="button" onClick={copy}>{copied.value ? "Copied" : "Copy"}</button>{" "}
+          <button type="button" class="link" onClick={() => (created.value = null)}>I have saved it</button>
+        </div>
+      )}
+      <h2>Your keys</h2>
+      <Status of={keys} what="your keys" />
+      {keys.state === "ready" &&
+        (keys.value.data.length === 0 ? (
+          <p class="empty">No key yet: create one above to call the exchange.</p>
+        ) : (
+          <div class="table-scroll">
+            <table data-testid="keys-table">
+              <caption class="visually-hidden">Your API keys</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Label</th>
+                  <th scope="col">State</th>
+                  <th scope="col" class="num">Daily cap</th>
+                  <th scope="col" class="num">Monthly cap</th>
+                  <th scope="col">Created (UTC)</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.value.data.map((k) => (
+                  <tr key={k.id} data-key={k.id}>
+                    <td class="hash">{k.prefix}…</td>
+                    <td>{k.label ?? ""}</td>
+                    <td data-testid="key-state">{k.status}{k.frozenBy === "admin" ? " (by an admin)" : ""}</td>
+                    <td class="num">{credits(k.dailyLimitWei)}</td>
+                    <td class="num">{credits(k.monthlyLimitWei)}</td>
+                    <td>{utc(k.createdAt)}</td>
+                    <td>
+                      {k.status === "active" && <button type="button" onClick={() => act(k.id, "freezeKey")}>Freeze</button>}
+                      {k.status === "frozen" && <button type="button" onClick={() => act(k.id, "reactivateKey")}>Reactivate</button>}{" "}
+                      {k.status !== "revoked" && <button type="button" onClick={() => act(k.id, "revokeKey")}>Revoke</button>}
+                      {rowError.value?.id === k.id && <p class="error" role="alert">{rowError.value.message}</p>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ))}
+    </section>
+  )
+}
