@@ -30,7 +30,7 @@ afterAll(async () => {
 })
 
 describe("the console", () => {
-  it("signs a new user in by e-mail code, shows the balance, and creates, shows once, and revokes a key", async (context) => {
+  it("signs a new user in by e-mail code, shows the balance and how to fund it, sets the caps, and creates, shows once, and revokes a key", async (context) => {
     const { page } = await openPage(browser, SUITE, context.task.name)
     const email = `console-${Date.now()}@example.com`
 
@@ -44,7 +44,7 @@ describe("the console", () => {
     await signedInAs.waitFor({ timeout: 10_000 })
 
     // The overview shows the balance the API holds, before and after an operator's grant.
-    await page.getByRole("link", { name: "Overview" }).click()
+    await page.getByRole("link", { name: "Overview", exact: true }).click()
     await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("0")
     const me = /(cf_[a-z2-7]{12})/.exec((await page.locator("#main").textContent()) ?? "")![1]!
     const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${me}/credits`, {
@@ -56,8 +56,30 @@ describe("the console", () => {
     await page.reload()
     await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("12.5")
 
+    // How to fund: this account's deposit reference, as the API gives it to the signed-in user.
+    const funding = (await (await page.request.get(`${service.baseUrl}/v1/account/funding`)).json()) as { accountRef: string; treasury: string }
+    await expect.poll(() => page.getByTestId("account-ref").textContent(), { timeout: 10_000 }).toBe(funding.accountRef)
+    expect(await page.locator("#main").textContent()).toContain(funding.treasury)
+    expect(await page.getByText("No withdrawal yet").count()).toBe(1)
+
+    // The account's caps: set from the console, exact in wei; a malformed amount is refused beside the form.
+    await page.getByRole("link", { name: "Limits", exact: true }).click()
+    await page.getByLabel("Daily cap (UTC day), credits").fill("5")
+    await page.getByLabel("Monthly cap (UTC month), credits").fill("100.25")
+    await page.getByRole("button", { name: "Save the caps" }).click()
+    await expect.poll(() => page.getByTestId("cap-monthly").textContent(), { timeout: 10_000 }).toBe("100.25")
+    expect(await page.getByTestId("cap-daily").textContent()).toBe("5")
+    expect(await page.getByTestId("cap-weekly").textContent()).toBe("no limit")
+    const limits = ((await (await page.request.get(`${service.baseUrl}/v1/account`)).json()) as { limits: Record<string, string | null> }).limits
+    expect(limits).toEqual({ dailyWei: "5000000000000000000", weeklyWei: null, monthlyWei: "100250000000000000000" })
+    await page.getByLabel("Weekly cap (from Monday, UTC), credits").fill("ten")
+    await page.getByRole("button", { name: "Save the caps" }).click()
+    await expect.poll(() => page.getByRole("alert").textContent(), { timeout: 10_000 }).toMatch(/Weekly cap .*a number of credits/)
+    const unchanged = ((await (await page.request.get(`${service.baseUrl}/v1/account`)).json()) as { limits: Record<string, string | null> }).limits
+    expect(unchanged).toEqual(limits)
+
     // A key with a daily cap: its secret is shown once and works against the API.
-    await page.getByRole("link", { name: "Keys" }).click()
+    await page.getByRole("link", { name: "Keys", exact: true }).click()
     await expect.poll(() => page.getByText("No key yet").count(), { timeout: 10_000 }).toBe(1)
     await page.getByLabel("Label (optional)").fill("laptop")
     await page.getByLabel("Daily cap, credits (optional)").fill("2.5")

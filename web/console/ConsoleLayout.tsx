@@ -6,7 +6,8 @@ import { identity } from "./session.ts"
 
 const NAV = [
   { path: "/console", href: "console", label: "Overview" },
-  { path: "/console/keys", href: "console/keys", label: "Keys" }
+  { path: "/console/keys", href: "console/keys", label: "Keys" },
+  { path: "/console/limits", href: "console/limits", label: "Limits" }
 ] as const
 
 export const ConsoleLayout = (props: { readonly children: ComponentChildren }) => {

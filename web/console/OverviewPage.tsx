@@ -2,6 +2,7 @@
 import { Status, useRead } from "../shared/useRead.tsx"
 import { call } from "./api.ts"
 import { credits } from "./format.ts"
+import { Funding } from "./Funding.tsx"
 import { identity } from "./session.ts"
 
 export const OverviewPage = () => {
@@ -26,8 +27,10 @@ export const OverviewPage = () => {
         <p class="empty">No credit yet: deposit on-chain (see the funding instructions of GET /v1/account/funding), or ask an operator for a grant.</p>
       )}
       <p>
-        <a href="console/keys">Create an API key</a> to call the exchange with the OpenAI or Anthropic clients.
+        <a href="console/keys">Create an API key</a> to call the exchange with the OpenAI or Anthropic clients; <a href="console/limits">set spending
+        limits</a> for the whole account.
       </p>
+      <Funding />
     </section>
   )
 }

@@ -1,14 +1,16 @@
 /**
  * The console (`/console/...`): one shell routed in the browser. Signed out, every route shows the sign-in; signed
- * in, the overview and the keys.
+ * in, the overview (with funding and withdrawals), the keys and the limits.
  */
 import { render } from "preact"
+import { pinBase } from "../shared/base.ts"
 import { useEffect } from "preact/hooks"
 import { LocationProvider, Route, Router } from "preact-iso"
 import "../shared/styles.css"
 import "./console.css"
 import { ConsoleLayout } from "./ConsoleLayout.tsx"
 import { KeysPage } from "./KeysPage.tsx"
+import { LimitsPage } from "./LimitsPage.tsx"
 import { OverviewPage } from "./OverviewPage.tsx"
 import { identity, refreshIdentity } from "./session.ts"
 import { SignIn } from "./SignIn.tsx"
@@ -27,6 +29,7 @@ const App = () => {
           <Router>
             <Route path="/console" component={OverviewPage} />
             <Route path="/console/keys" component={KeysPage} />
+            <Route path="/console/limits" component={LimitsPage} />
             <Route default component={OverviewPage} />
           </Router>
         )}
@@ -35,4 +38,5 @@ const App = () => {
   )
 }
 
+pinBase()
 render(<App />, document.getElementById("app")!)

@@ -2,6 +2,7 @@
  * The public pages: the index (`/`) and the model browser (`/models`), routed in the browser over one shell.
  */
 import { render } from "preact"
+import { pinBase } from "../shared/base.ts"
 import { LocationProvider, Route, Router } from "preact-iso"
 import { Layout } from "../shared/Layout.tsx"
 import "../shared/styles.css"
@@ -21,4 +22,5 @@ const App = () => (
   </LocationProvider>
 )
 
+pinBase()
 render(<App />, document.getElementById("app")!)
