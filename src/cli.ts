@@ -25,6 +25,9 @@ const toTerminal = Layer.succeed(Commands.CommandOutput, { line: (text: string) 
 const withDatabase = Layer.provideMerge(DatabaseLive, AppConfig.Default)
 const catalog = OracleLive.pipe(Layer.provideMerge(withDatabase))
 const anchoring = Verify.Default.pipe(Layer.provideMerge(AnchoringLive), Layer.provideMerge(withDatabase))
+const ledger = Ledger.Default.pipe(Layer.provideMerge(withDatabase))
+const mail = Mailer.Default.pipe(Layer.provideMerge(withDatabase))
+const routingList = AutoRouter.Default.pipe(Layer.provideMerge(withDatabase))
 
 /** The command run here, on the database and chain it opens itself (and only those it needs). */
 const runHere = (command: OperatorCommand): Effect.Effect<void, unknown> => {
@@ -50,17 +53,17 @@ const runHere = (command: OperatorCommand): Effect.Effect<void, unknown> => {
     case "Verify":
       return Commands.verify.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
     case "Grant":
-      return Commands.grant(command.who, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(Ledger.Default.pipe(Layer.provideMerge(withDatabase))))
+      return Commands.grant(command.who, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(ledger))
     case "Faucet":
       return Commands.faucet(command.to, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(ChainLive))
     case "SignInCode":
-      return Commands.signInCode(command.email).pipe(Effect.provide(toTerminal), Effect.provide(Mailer.Default.pipe(Layer.provideMerge(withDatabase))))
+      return Commands.signInCode(command.email).pipe(Effect.provide(toTerminal), Effect.provide(mail))
     case "RoutingShow":
-      return Commands.routing("show").pipe(Effect.provide(toTerminal), Effect.provide(AutoRouter.Default.pipe(Layer.provideMerge(withDatabase))))
+      return Commands.routing("show").pipe(Effect.provide(toTerminal), Effect.provide(routingList))
     case "RoutingSet":
-      return Commands.routing(command.models).pipe(Effect.provide(toTerminal), Effect.provide(AutoRouter.Default.pipe(Layer.provideMerge(withDatabase))))
+      return Commands.routing(command.models).pipe(Effect.provide(toTerminal), Effect.provide(routingList))
     case "RoutingClear":
-      return Commands.routing("clear").pipe(Effect.provide(toTerminal), Effect.provide(AutoRouter.Default.pipe(Layer.provideMerge(withDatabase))))
+      return Commands.routing("clear").pipe(Effect.provide(toTerminal), Effect.provide(routingList))
   }
 }
 

@@ -90,9 +90,10 @@ describe("the operator command line beside a running service", () => {
     const model = ((await (await fetch(`${baseUrl}/v1/oracle/catalog`)).json()) as { models: Array<{ modelKey: string }> }).models[0]!.modelKey
 
     // While it runs: each command is sent to the service and says so.
-    const running = {
-      grant: await ok("accounts", "grant", email, "10"),
-      faucet: await ok("accounts", "faucet", wallet, "3"),
+    /** Every command but `code`, in the same order both ways; grants and mints take their amounts. */
+    const everyCommand = async (granted: string, minted: string) => ({
+      grant: await ok("accounts", "grant", email, granted),
+      faucet: await ok("accounts", "faucet", wallet, minted),
       routingSet: await ok("accounts", "routing", "set", model),
       routingShow: await ok("accounts", "routing", "show"),
       routingClear: await ok("accounts", "routing", "clear"),
@@ -104,7 +105,8 @@ describe("the operator command line beside a running service", () => {
       publish: await ok("oracle", "publish"),
       refork: await ok("oracle", "refork"),
       migrate: await ok("migrate")
-    }
+    })
+    const running = await everyCommand("10", "3")
     for (const [name, output] of Object.entries(running)) expect(output, name).toMatch(RUNS_THERE)
     expect(running.refork).toMatch(/the basket is unchanged: nothing pending/)
     // A revision that does not exist cannot be approved or discarded, from either place.
@@ -144,22 +146,7 @@ describe("the operator command line beside a running service", () => {
     expect(Fs.existsSync(file)).toBe(false)
 
     // Stopped: the same commands open DATA_DIR themselves, and see what the service wrote.
-    const stopped = {
-      code: await ok("accounts", "code", email),
-      grant: await ok("accounts", "grant", email, "5"),
-      faucet: await ok("accounts", "faucet", wallet, "1"),
-      routingSet: await ok("accounts", "routing", "set", model),
-      routingShow: await ok("accounts", "routing", "show"),
-      routingClear: await ok("accounts", "routing", "clear"),
-      status: await ok("oracle", "status"),
-      basket: await ok("oracle", "basket"),
-      scan: await ok("oracle", "scan"),
-      sync: await ok("oracle", "sync"),
-      verify: await ok("oracle", "verify"),
-      publish: await ok("oracle", "publish"),
-      refork: await ok("oracle", "refork"),
-      migrate: await ok("migrate")
-    }
+    const stopped = { code: await ok("accounts", "code", email), ...(await everyCommand("5", "1")) }
     for (const [name, output] of Object.entries(stopped)) expect(output, name).not.toMatch(RUNS_THERE)
     expect(stopped.routingShow).toContain(`1. ${model}`)
     expect(stopped.routingClear).toMatch(/the auto list is empty/)

@@ -4,12 +4,12 @@
  * the per-vendor token ratios of the input estimate, and the per-model traits the translators and the planner read. A file that cannot be read stops the start with a sentence
  * naming it; no provider at all is a warning: the oracle serves, the exchange routes nothing and says what to set.
  */
-import { Config, Effect, Either, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import * as Fs from "node:fs"
 import { DEFAULT_TOKEN_RATIO, parseTokenRatios, ratioFor } from "../../domain/exchange/estimate.ts"
 import { KeyPool } from "../../domain/exchange/keyPool.ts"
 import { KEY_SHORTCUTS, parseProvidersFile, type ProviderConfig, shortcutProviders } from "../../domain/exchange/providers.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
+import { AppConfig, readVariables } from "../platform/AppConfig.ts"
 import { SimulatedVendors } from "./SimulatedVendors.ts"
 import { loadModelTraits } from "./traitsData.ts"
 import { StartupFailure } from "../platform/Startup.ts"
@@ -20,11 +20,6 @@ const simulatorProvidersFile = new URL("../../simulator/providers.yaml", import.
 export class Providers extends Effect.Service<Providers>()("Providers", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig
-    // Variables the file names (`${NAME}` and `secret: {env: NAME}`) are read through Config like every setting.
-    const readVariables = (names: Iterable<string>) =>
-      Effect.reduce(names, {} as Record<string, string | undefined>, (acc, name) =>
-        Effect.map(Config.option(Config.string(name)), (value) => ({ ...acc, [name]: Option.getOrUndefined(value) }))
-      )
     const simulated = (yield* SimulatedVendors).url
     // Simulated vendors stand in through the simulator's own providers file, pointed at the running simulator.
     const providersFile = Option.isSome(simulated) ? Option.some(simulatorProvidersFile) : config.exchange.providersFile

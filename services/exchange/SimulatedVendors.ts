@@ -6,10 +6,10 @@
  * path's event loop; it exits with the service, and also when the service dies without a goodbye (its stdin
  * closes).
  */
-import { Config, Effect, Option, Runtime } from "effect"
+import { Effect, Option, Runtime } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { anyVendorKeySet, KEY_SHORTCUTS, simulatesVendors } from "../../domain/exchange/providers.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
+import { AppConfig, readVariables } from "../platform/AppConfig.ts"
 import { StartupFailure } from "../platform/Startup.ts"
 
 const simulatorMain = new URL("../../simulator/main.ts", import.meta.url).pathname
@@ -76,10 +76,7 @@ const stopSimulator = (running: Running) =>
 export class SimulatedVendors extends Effect.Service<SimulatedVendors>()("SimulatedVendors", {
   scoped: Effect.gen(function* () {
     const config = yield* AppConfig
-    const variables = KEY_SHORTCUTS.flatMap((shortcut) => shortcut.variables)
-    const env = yield* Effect.reduce(variables, {} as Record<string, string | undefined>, (acc, name) =>
-      Effect.map(Config.option(Config.string(name)), (value) => ({ ...acc, [name]: Option.getOrUndefined(value) }))
-    )
+    const env = yield* readVariables(KEY_SHORTCUTS.flatMap((shortcut) => shortcut.variables))
     const simulate = simulatesVendors({
       setting: config.exchange.simulator,
       databaseConfigured: Option.isSome(config.database.url),

@@ -207,6 +207,15 @@ export const appConfig = Config.all({
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
 
+/**
+ * Variables whose names come from data rather than this module (PROVIDERS_FILE's `${NAME}` and `env:` references,
+ * the vendors' key variables), read through Config like every setting: each name to its value, or undefined.
+ */
+export const readVariables = (names: Iterable<string>) =>
+  Effect.reduce(names, {} as Record<string, string | undefined>, (acc, name) =>
+    Effect.map(Config.option(Config.string(name)), (value) => ({ ...acc, [name]: Option.getOrUndefined(value) }))
+  )
+
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: appConfig
 }) {}

@@ -8,6 +8,7 @@ import { keepProtocolExchangesTogether } from "./pgliteQueue.ts"
 import { Data, Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { processAlive } from "./processes.ts"
 
 export interface EmbeddedPostgresOptions {
   /** Directory holding the database files; undefined keeps the database in memory (tests). */
@@ -22,15 +23,6 @@ export interface EmbeddedPostgresHandle {
 }
 
 export class EmbeddedDatabaseInUse extends Data.TaggedError("EmbeddedDatabaseInUse")<{ readonly message: string }> {}
-
-const processAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM"
-  }
-}
 
 /**
  * PGlite files must have one writer: a lock file next to them names the process that has them open. A lock left

@@ -10,6 +10,7 @@ import { Data, Effect, Option, Redacted, Schema } from "effect"
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { processAlive } from "./processes.ts"
 
 export const operatorFile = (dataDir: string) => Path.join(Path.resolve(dataDir), "operator.json")
 
@@ -25,15 +26,6 @@ export type RunningService = typeof OperatorFile.Type
 export class OperatorFileUnreadable extends Data.TaggedError("OperatorFileUnreadable")<{ readonly message: string }> {}
 
 const digest = (text: string) => createHash("sha256").update(text).digest()
-
-const processAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM"
-  }
-}
 
 export class OperatorCredential extends Effect.Service<OperatorCredential>()("OperatorCredential", {
   sync: () => {
