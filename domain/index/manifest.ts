@@ -6,39 +6,14 @@
 import canonicalize from "canonicalize"
 import { keccak256, stringToBytes, type Hex } from "viem"
 import { REFERENCE_WORKLOAD, type Usd18 } from "../money.ts"
-import { Schema } from "effect"
 
-export const MANIFEST_SCHEMA_VERSION = 1
-
-/**
- * The one manifest schema: the oracle serves manifests through it, and stored ones are decoded through it, so a
- * stored manifest that is not one fails loudly instead of being cast into shape.
- */
-const Usd18Digits = Schema.String.pipe(Schema.pattern(/^[0-9]+$/)).annotations({
-  description: "USD per million tokens scaled by 10^18, as digits"
-})
-
-export const ReferenceWorkload = Schema.Struct({ inputTokens: Schema.Int, outputTokens: Schema.Int })
-
-export const ManifestModel = Schema.Struct({
-  modelKey: Schema.String,
-  family: Schema.String,
-  inputPrice: Usd18Digits,
-  outputPrice: Usd18Digits,
-  displayName: Schema.String,
-  providerKey: Schema.String,
-  sdkId: Schema.String
-})
-export type ManifestModel = typeof ManifestModel.Type
-
-export const Manifest = Schema.Struct({
-  schemaVersion: Schema.Int,
-  revisionVersion: Schema.Int,
-  methodologyVersion: Schema.Int,
-  referenceWorkload: ReferenceWorkload,
-  models: Schema.Array(ManifestModel)
-})
-export type Manifest = typeof Manifest.Type
+export {
+  Manifest,
+  MANIFEST_SCHEMA_VERSION,
+  ManifestModel,
+  ReferenceWorkload
+} from "./schemas.ts"
+import { Manifest, MANIFEST_SCHEMA_VERSION } from "./schemas.ts"
 
 export interface ManifestMember {
   readonly modelKey: string

@@ -11,18 +11,8 @@ import { scu18 } from "./scu.ts"
 /** The methodology every revision is produced with today (SPEC "Price index" 10). */
 export const CURRENT_METHODOLOGY_VERSION = 1
 
-/**
- * Change types of the reconstitution log. SPEC names ModelAdded and ModelRemoved; a member replaced by a newer
- * version is logged as both (the old one removed, the new one added), and a member whose price changed as
- * PriceChanged.
- */
-/** One change of a revision's basket, as the reconstitution log stores and serves it. */
-export const ReconstitutionChange = Schema.Struct({
-  type: Schema.Literal("ModelAdded", "ModelRemoved", "PriceChanged"),
-  modelKey: Schema.String,
-  description: Schema.String
-})
-export type ReconstitutionChange = typeof ReconstitutionChange.Type
+export { ReconstitutionChange } from "./schemas.ts"
+import type { ReconstitutionChange } from "./schemas.ts"
 export type ReconstitutionChangeType = ReconstitutionChange["type"]
 
 export interface RevisionDraft {

@@ -4,8 +4,7 @@
  */
 import { Schema } from "effect"
 import { Provenance } from "../catalog/card.ts"
-import { Manifest as ManifestSchema, ManifestModel as ManifestModelSchema, ReferenceWorkload } from "../index/manifest.ts"
-import { ReconstitutionChange } from "../index/revision.ts"
+import { Manifest as ManifestSchema, ManifestModel as ManifestModelSchema, ReconstitutionChange, ReferenceWorkload } from "../index/schemas.ts"
 import * as Examples from "./schemaExamples.ts"
 
 export { Provenance }
