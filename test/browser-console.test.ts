@@ -5,6 +5,7 @@
  * header the server's cross-site rule requires.
  */
 import type { Browser } from "playwright-core"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
 import { type Mailbox, startMailbox } from "./support/mailbox.ts"
@@ -111,5 +112,40 @@ describe("the console", () => {
     await page.getByLabel("E-mail address").waitFor({ timeout: 10_000 })
     await page.reload()
     await page.getByLabel("E-mail address").waitFor({ timeout: 10_000 })
+  }, 120_000)
+
+  it("signs in with a wallet: the page builds the EIP-4361 message, the injected wallet signs it, the service checks it", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name)
+    // The wallet lives in the test process: the page reaches it through an injected EIP-1193 provider, as it would
+    // reach a browser extension, and never holds the key.
+    const wallet = privateKeyToAccount(generatePrivateKey())
+    const signed: Array<string> = []
+    await page.exposeFunction("__walletSign", async (hexMessage: `0x${string}`) => {
+      const message = Buffer.from(hexMessage.slice(2), "hex").toString("utf8")
+      signed.push(message)
+      return wallet.signMessage({ message })
+    })
+    await page.addInitScript((address: string) => {
+      const provider = {
+        request: async ({ method, params }: { method: string; params?: ReadonlyArray<unknown> }) => {
+          if (method === "eth_requestAccounts" || method === "eth_accounts") return [address.toLowerCase()]
+          if (method === "personal_sign") return (globalThis as unknown as { __walletSign: (hex: unknown) => Promise<string> }).__walletSign(params?.[0])
+          throw Object.assign(new Error(`unsupported method ${method}`), { code: 4200 })
+        }
+      }
+      Object.defineProperty(globalThis, "ethereum", { value: provider })
+    }, wallet.address)
+
+    await page.goto(`${service.baseUrl}/console`)
+    await page.getByRole("button", { name: "Sign in with a wallet" }).click()
+    const lower = wallet.address.toLowerCase()
+    await expect.poll(() => page.getByTestId("signed-in-as").textContent(), { timeout: 10_000 }).toBe(`${lower.slice(0, 6)}...${lower.slice(-4)}`)
+    // What the wallet was asked to sign: a message for this service, its chain, and the checksummed address.
+    expect(signed).toHaveLength(1)
+    const nonce = (await (await fetch(`${service.baseUrl}/v1/auth/siwe/nonce`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as { domain: string; chainId: number }
+    expect(signed[0]!.split("\n").slice(0, 2)).toEqual([`${nonce.domain} wants you to sign in with your Ethereum account:`, wallet.address])
+    expect(signed[0]).toContain(`Chain ID: ${nonce.chainId}`)
+    const me = (await (await page.request.get(`${service.baseUrl}/v1/me`)).json()) as { wallet_address: string }
+    expect(me.wallet_address).toBe(wallet.address)
   }, 120_000)
 })

@@ -1,7 +1,11 @@
-/** Sign-in by e-mail code: the address, then the 6-digit code it received; the API's refusals shown beside each step. */
+/**
+ * Sign-in by e-mail code (the address, then the 6-digit code it received) or by wallet; the API's refusals shown
+ * beside each step.
+ */
 import { useSignal } from "@preact/signals"
 import { call } from "./api.ts"
 import { refreshIdentity } from "./session.ts"
+import { WalletSignIn } from "./WalletSignIn.tsx"
 
 export const SignIn = () => {
   const email = useSignal("")
@@ -56,6 +60,7 @@ export const SignIn = () => {
         </form>
       )}
       {error.value !== null && <p class="error" role="alert">{error.value}</p>}
+      <WalletSignIn />
     </section>
   )
 }
