@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { AutoRouter } from "../services/exchange/AutoRouter.ts"
 import { Exchange } from "../services/exchange/Exchange.ts"
+import { GenerationLogs } from "../services/exchange/GenerationLogs.ts"
 import { Generations } from "../services/exchange/Generations.ts"
 import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
@@ -19,6 +20,7 @@ export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pi
   Layer.provideMerge(UpstreamRouter.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
+  Layer.provideMerge(GenerationLogs.Default),
   Layer.provideMerge(AutoRouter.Default),
   Layer.provideMerge(KeyPools.Default),
   Layer.provideMerge(Providers.Default),

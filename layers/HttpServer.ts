@@ -23,7 +23,8 @@ import { PagesHandlers } from "../src/handlers/pages.ts"
 import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
-import { ChatHandlers, EstimateHandlers, GenerationsHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
+import { ChatHandlers, EstimateHandlers, MessagesHandlers, ModelsHandlers } from "../src/handlers/exchange.ts"
+import { ActivityHandlers, GenerationsHandlers } from "../src/handlers/generations.ts"
 import { UsageHandlers } from "../src/handlers/usage.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
@@ -54,6 +55,7 @@ export const HandlersLive = Layer.mergeAll(
   ModelsHandlers,
   EstimateHandlers,
   GenerationsHandlers,
+  ActivityHandlers,
   PagesHandlers
 ).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),

@@ -19,6 +19,7 @@ import pools from "./0014_pools.ts"
 import appGrants from "./0015_app_grants.ts"
 import transfers from "./0016_transfers.ts"
 import keyHolders from "./0017_key_holders.ts"
+import generationLogs from "./0018_generation_logs.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -37,5 +38,6 @@ export const migrations = {
   "0014_pools": pools,
   "0015_app_grants": appGrants,
   "0016_transfers": transfers,
-  "0017_key_holders": keyHolders
+  "0017_key_holders": keyHolders,
+  "0018_generation_logs": generationLogs
 }

@@ -18,7 +18,6 @@ import {
   InvalidApiKey,
   InvalidAppGrant,
   ModelRestricted,
-  NotFound,
   RateLimited,
   ServiceUnavailable,
   SpendingLimitReached,
@@ -189,70 +188,4 @@ export class EstimateGroup extends HttpApiGroup.make("estimate")
       .annotate(OpenApi.Summary, "Quote a request without sending it: the model the exchange would choose, its cost and the hold")
   )
   .annotate(OpenApi.Title, "Estimate") {}
-
-const Leg = Schema.Struct({
-  kind: Schema.String,
-  tokens: Schema.Int,
-  rateUsd18PerMillion: Schema.String.annotations({ description: "USD per million tokens, scaled by 10^18" }),
-  provenance: Schema.String,
-  pricedAs: Schema.String.annotations({ description: "The price component whose rate was used (a cache kind a model does not price is billed at input)" })
-})
-
-export const GenerationView = Schema.Struct({
-  id: Schema.String,
-  object: Schema.Literal("generation"),
-  createdAt: Schema.String,
-  settledAt: Schema.String,
-  status: Schema.Literal("completed", "interrupted"),
-  stream: Schema.Boolean,
-  format: Schema.Literal("chat", "messages"),
-  modelRequested: Schema.String,
-  modelUsed: Schema.String,
-  provider: Schema.String,
-  chooser: Schema.NullOr(Schema.String),
-  usage: Schema.Struct({
-    freshInput: Schema.NullOr(Schema.Int),
-    cacheRead: Schema.NullOr(Schema.Int),
-    cacheWrite5m: Schema.NullOr(Schema.Int),
-    cacheWrite1h: Schema.NullOr(Schema.Int),
-    output: Schema.NullOr(Schema.Int),
-    reasoning: Schema.NullOr(Schema.Int),
-    source: Schema.Literal("vendor", "partly_estimated")
-  }),
-  bill: Schema.Struct({
-    legs: Schema.Array(Leg),
-    tierFromInputTokens: Schema.NullOr(Schema.Int),
-    subtotalUsd18: Schema.String,
-    markup: Schema.Struct({ numerator: Schema.Int, denominator: Schema.Int }),
-    pegUsd18: Schema.String,
-    priceEffectiveFrom: Schema.String,
-    priceObservedAt: Schema.String,
-    revision: Schema.NullOr(Schema.Struct({ revisionVersion: Schema.Int, metadataHash: Schema.String })),
-    chargeWei: Schema.String,
-    holdWei: Schema.String
-  }),
-  attempts: Schema.Array(
-    Schema.Struct({
-      model: Schema.String,
-      provider: Schema.String,
-      key: Schema.NullOr(Schema.String),
-      outcome: Schema.String,
-      status: Schema.NullOr(Schema.Int),
-      message: Schema.NullOr(Schema.String),
-      ms: Schema.Int
-    })
-  )
-}).annotations({ identifier: "Generation" })
-
-export class GenerationsGroup extends HttpApiGroup.make("generations")
-  .add(
-    HttpApiEndpoint.get("generation", "/v1/generations/:id")
-      .setPath(Schema.Struct({ id: Schema.String }))
-      .addSuccess(GenerationView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
-      .annotate(OpenApi.Summary, "The stored bill of one request (id = its X-Request-Id): counts, rates, provenance, tier, markup, peg, revision, attempts")
-  )
-  .middleware(ApiKeyAuth)
-  .annotate(OpenApi.Title, "Generations") {}
 

@@ -3,7 +3,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AlwaysPossibleErrors } from "./shared.ts"
-import { ChatGroup, EstimateGroup, GenerationsGroup, MessagesGroup, ModelsGroup } from "./ExchangeApi.ts"
+import { ChatGroup, EstimateGroup, MessagesGroup, ModelsGroup } from "./ExchangeApi.ts"
 import { UsageGroup } from "./UsageApi.ts"
 
 export class InferenceApi extends HttpApi.make("inference")
@@ -12,7 +12,6 @@ export class InferenceApi extends HttpApi.make("inference")
   .add(ModelsGroup)
   .add(EstimateGroup)
   .add(UsageGroup)
-  .add(GenerationsGroup)
   .addError(AlwaysPossibleErrors[0])
   .addError(AlwaysPossibleErrors[1])
   .annotate(OpenApi.Title, "Compute Exchange Inference API")

@@ -6,6 +6,7 @@ import { AuthGroup, MeGroup } from "./AuthApi.ts"
 import { AccountGroup } from "./AccountApi.ts"
 import { AccountToolsGroup, AppsGroup } from "./AppsApi.ts"
 import { DocsGroup } from "./DocsApi.ts"
+import { ActivityGroup, GenerationsGroup } from "./GenerationsApi.ts"
 import { KeysGroup } from "./KeysApi.ts"
 import { OracleGroup } from "./OracleApi.ts"
 import { InvitationPageGroup, OrgsGroup } from "./OrgsApi.ts"
@@ -22,6 +23,8 @@ export class PublicApi extends HttpApi.make("public")
   .add(MeGroup)
   .add(KeysGroup)
   .add(AccountGroup)
+  .add(GenerationsGroup)
+  .add(ActivityGroup)
   .add(OrgsGroup)
   .add(PoolsGroup)
   .add(AppsGroup)

@@ -47,7 +47,8 @@ export const SessionAuthFailure = Schema.Union(
   errorWire(SignatureReused)
 )
 
-const sessionCookie = HttpApiSecurity.apiKey({ in: "cookie", key: "cf_session" }).pipe(
+/** The cookie scheme, shared by every middleware that accepts a session (one scheme in the document). */
+export const sessionCookie = HttpApiSecurity.apiKey({ in: "cookie", key: "cf_session" }).pipe(
   HttpApiSecurity.annotate(
     OpenApi.Description,
     "The session cookie set by sign-in. A cookie-authenticated request that changes state (any method but GET, " +

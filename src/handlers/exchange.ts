@@ -1,10 +1,10 @@
 /**
  * The exchange's routes: decode the body by its wire format's rules, call the Exchange, answer JSON or server-sent
- * events with the routing headers; the model list; a stored bill.
+ * events with the routing headers; the model list.
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Layer, Option, Redacted, Stream } from "effect"
-import { NotFound, ValidationFailed } from "../../domain/errors.ts"
+import { Effect, Either, Layer, Redacted, Stream } from "effect"
+import { ValidationFailed } from "../../domain/errors.ts"
 import { decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
 import { renderMessage } from "../../domain/exchange/translate/anthropicRender.ts"
 import { makeMessagesStream } from "../../domain/exchange/translate/anthropicStream.ts"
@@ -12,11 +12,9 @@ import { decodeChatCompletionsRequest, renderChatCompletion } from "../../domain
 import { makeChatCompletionStream } from "../../domain/exchange/translate/openaiChatStream.ts"
 import { Credentials, requireScope } from "../../services/accounts/Credentials.ts"
 import { Exchange, type InferenceAnswer, type InferenceCall } from "../../services/exchange/Exchange.ts"
-import { Generations, type GenerationRow } from "../../services/exchange/Generations.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
 import { Quotes } from "../../services/exchange/Quotes.ts"
 import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
-import type { GenerationView } from "../api/ExchangeApi.ts"
 import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
@@ -129,35 +127,3 @@ export const EstimateHandlers = HttpApiBuilder.group(ServerApi, "estimate", (han
   })
 )
 
-const generationView = (row: GenerationRow): typeof GenerationView.Type => ({
-  id: row.id,
-  object: "generation",
-  createdAt: row.createdAt.toISOString(),
-  settledAt: row.settledAt.toISOString(),
-  status: row.status,
-  stream: row.stream,
-  format: row.inboundFormat,
-  modelRequested: row.modelRequested,
-  modelUsed: row.modelUsed,
-  provider: row.provider,
-  chooser: row.chooser,
-  usage: row.usage,
-  bill: { ...row.bill, chargeWei: row.chargeWei.toString(), holdWei: row.holdWei.toString() },
-  attempts: row.attempts
-})
-
-export const GenerationsHandlers = HttpApiBuilder.group(ServerApi, "generations", (handlers) =>
-  Effect.gen(function* () {
-    const generations = yield* Generations
-    return handlers.handle("generation", ({ path }) =>
-      Effect.gen(function* () {
-        const key = yield* CurrentApiKey
-        const found = yield* generations.find(key.accountId, path.id)
-        return yield* Option.match(found, {
-          onNone: () => Effect.fail(new NotFound({ message: `No generation ${path.id} on this account.` })),
-          onSome: (row) => Effect.succeed(generationView(row))
-        })
-      })
-    )
-  })
-).pipe(Layer.provide(ApiKeyAuthLive))

@@ -19,4 +19,4 @@ export const ESTIMATE_PATH = "/v1/inference/estimate"
 const EXCHANGE_PATHS = ["/v1/chat/completions", "/v1/messages", "/v1/models", ESTIMATE_PATH]
 
 export const isExchangePath = (path: string): boolean =>
-  path.startsWith("/v1/generations/") || EXCHANGE_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
+  path === "/v1/generations" || path.startsWith("/v1/generations/") || EXCHANGE_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))
