@@ -215,10 +215,11 @@ describe("the active context", () => {
 })
 
 describe("invitations", () => {
+  // The link opens the console's invitation page (web/console/orgs/InvitationPage.tsx), the route the service serves.
   const tokenIn = async (to: string) => {
     for (let i = 0; i < 100; i++) {
       const mail = [...srv.mailbox.delivered].reverse().find((m) => m.to.includes(to))
-      const token = mail === undefined ? undefined : /invitations\/(cfi_[A-Za-z0-9_-]{43})/.exec(mail.raw.replace(/=\r?\n/g, ""))?.[1]
+      const token = mail === undefined ? undefined : /\/console\/invitations\/(cfi_[A-Za-z0-9_-]{43})/.exec(mail.raw.replace(/=\r?\n/g, ""))?.[1]
       if (token !== undefined) return token
       await new Promise((resolve) => setTimeout(resolve, 50))
     }

@@ -1,6 +1,7 @@
 /**
  * Invitations (SPEC.md "Organization and invitation", "States and transitions"): a one-time token per link (only its
- * SHA-256 is stored), 7 days to accept, at most 50 open per organization. Pure.
+ * SHA-256 is stored), 7 days to accept, at most 50 open per organization. Pure. The token's format, which the API
+ * checks, is in formats.ts: the browser shares the API modules and must not reach node:crypto through them.
  */
 import { createHash } from "node:crypto"
 
@@ -12,8 +13,6 @@ export type InvitationState = "pending" | "expired" | "accepted" | "revoked"
 /** Stored status plus time: a pending invitation past its expiry is expired. */
 export const invitationState = (status: "pending" | "accepted" | "revoked", expiresAt: Date, now: Date): InvitationState =>
   status === "pending" && expiresAt.getTime() <= now.getTime() ? "expired" : status
-
-export const INVITATION_TOKEN_PATTERN = /^cfi_[A-Za-z0-9_-]{43}$/
 
 /** `cfi_` + 32 random bytes in base64url: what the link carries. */
 export const invitationToken = (random: Uint8Array): string => `cfi_${Buffer.from(random).toString("base64url")}`

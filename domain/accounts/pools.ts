@@ -1,19 +1,16 @@
 /**
  * Spending pools (issue 12 item 4): named groups of an organization's members, each with optional daily, weekly and
  * monthly caps checked at reservation like the account's (migration 0014, `ledger_reserve`). A member is in at most
- * one pool of an organization. Rules without I/O live here.
+ * one pool of an organization. Rules without I/O live here; the id pattern and name length the API checks are in
+ * formats.ts, which the browser may import (this module needs node:crypto).
  */
 import { randomBytes } from "node:crypto"
-
-export const POOL_ID_PATTERN = /^pool_[0-9a-f]{16}$/
 
 /** `pool_` and 16 hex characters: the id the paths use. */
 export const generatePoolId = (): string => `pool_${randomBytes(8).toString("hex")}`
 
 /** How many live pools one organization may hold: more would be a mistake, not a team. */
 export const MAX_POOLS_PER_ORGANIZATION = 50
-
-export const MAX_POOL_NAME_LENGTH = 100
 
 export interface PoolCaps {
   readonly dailyWei: bigint | null

@@ -20,7 +20,7 @@ import {
   type ToolOutput,
   type UpperRole
 } from "../../domain/accounts/accountToolsWire.ts"
-import { missingScope, type Scope } from "../../domain/accounts/appGrants.ts"
+import { missingScope, type Scope } from "../../domain/accounts/appGrantRules.ts"
 import { capWindows, earliestWindowStart } from "../../domain/accounts/ledger.ts"
 import { type Action, ACTIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
 import { Forbidden, NotFound, type OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"

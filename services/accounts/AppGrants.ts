@@ -9,15 +9,13 @@ import { Effect, Option, Schema } from "effect"
 import {
   type AppGrantStatus,
   type GrantAction,
-  generateAppGrantId,
-  generateAppGrantToken,
   grantTransition,
-  hashAppGrant,
   isWellFormedAppGrant,
   normalizeScopes,
   type Scope,
   SCOPES
-} from "../../domain/accounts/appGrants.ts"
+} from "../../domain/accounts/appGrantRules.ts"
+import { generateAppGrantId, generateAppGrantToken, hashAppGrant } from "../../domain/accounts/appGrants.ts"
 import { refusal, type Role } from "../../domain/accounts/roles.ts"
 import { AppGrantFrozen, AppGrantRevoked, Conflict, InvalidAppGrant, NotFound, OrganizationRole, type OrgRoleRequired } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"

@@ -4,7 +4,7 @@
  * report and the stored bills read: the account it spends, its id (recorded where a key id goes), its caps and models.
  */
 import { Effect } from "effect"
-import { APP_GRANT_PREFIX, missingScope, type Scope, SCOPES } from "../../domain/accounts/appGrants.ts"
+import { APP_GRANT_PREFIX, missingScope, type Scope, SCOPES } from "../../domain/accounts/appGrantRules.ts"
 import { type ApiKeyFrozen, type ApiKeyRevoked, type AppGrantFrozen, type AppGrantRevoked, Forbidden, type InvalidApiKey, type InvalidAppGrant } from "../../domain/errors.ts"
 import { type ApiKeyRecord, ApiKeys } from "./ApiKeys.ts"
 import { AppGrants, type AuthenticatedGrant } from "./AppGrants.ts"

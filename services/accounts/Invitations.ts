@@ -98,8 +98,9 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         return m
       })
 
+    // The link opens the console's invitation page, which reads GET /v1/invitations/{token} and accepts once signed in.
     const mail = (row: { email: string; role: "admin" | "member"; expiresAt: Date }, token: string, organization: string, inviter: string) =>
-      mailer.send(row.email, invitationMessage({ organization, inviter, role: row.role, link: `${base}/invitations/${token}`, expiresAt: row.expiresAt }))
+      mailer.send(row.email, invitationMessage({ organization, inviter, role: row.role, link: `${base}/console/invitations/${token}`, expiresAt: row.expiresAt }))
 
     const rowById = (accountId: string, id: string) =>
       Effect.flatMap(sql<Row>`${ROW(sql)} WHERE v.account_id = ${accountId}::bigint AND v.id = ${id} FOR UPDATE OF v`, (rows) =>

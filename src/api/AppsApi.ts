@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { APP_GRANT_ID_PATTERN, SCOPES } from "../../domain/accounts/appGrants.ts"
+import { APP_GRANT_ID_PATTERN, SCOPES } from "../../domain/accounts/appGrantRules.ts"
 import { GrantContextView, ToolOutput, UpperRole } from "../../domain/accounts/accountToolsWire.ts"
 import {
   AppGrantFrozen,

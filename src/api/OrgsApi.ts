@@ -4,9 +4,9 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { INVITATION_TOKEN_PATTERN } from "../../domain/accounts/formats.ts"
 import { ORGANIZATION_ID_PATTERN } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { INVITATION_TOKEN_PATTERN } from "../../domain/accounts/invitations.ts"
 import {
   Conflict,
   Forbidden,

@@ -5,8 +5,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { MAX_POOL_NAME_LENGTH, POOL_ID_PATTERN } from "../../domain/accounts/formats.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { MAX_POOL_NAME_LENGTH, POOL_ID_PATTERN } from "../../domain/accounts/pools.ts"
 import { Conflict, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { memberParam, orgParam, Timestamp } from "./OrgsApi.ts"
