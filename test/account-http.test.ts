@@ -50,6 +50,23 @@ describe("/v1/account", () => {
     expect(ledger.body.data[0]).toMatchObject({ kind: "grant", amountWei: "25000000000000000000", balanceAfterWei: "25000000000000000000", note: "welcome" })
   })
 
+  it("GET /v1/account/spend: recent spend, and each cap's limit, use, what it leaves and when it resets (UTC)", async () => {
+    await call("PUT", "/v1/account/limits", { dailyWei: "700", weeklyWei: null, monthlyWei: "9000" })
+    const answer = await call("GET", "/v1/account/spend")
+    expect(answer.status).toBe(200)
+    const asOf = new Date(answer.body.asOf)
+    const nextDay = new Date(Date.UTC(asOf.getUTCFullYear(), asOf.getUTCMonth(), asOf.getUTCDate() + 1)).toISOString()
+    const nextMonth = new Date(Date.UTC(asOf.getUTCFullYear(), asOf.getUTCMonth() + 1, 1)).toISOString()
+    expect(answer.body).toMatchObject({ todayWei: "0", last7DaysWei: "0", last30DaysWei: "0" })
+    expect(answer.body.caps).toEqual([
+      { window: "day", limitWei: "700", usedWei: "0", leftWei: "700", resetsAt: nextDay },
+      { window: "week", limitWei: null, usedWei: "0", leftWei: null, resetsAt: expect.stringMatching(/T00:00:00\.000Z$/) },
+      { window: "month", limitWei: "9000", usedWei: "0", leftWei: "9000", resetsAt: nextMonth }
+    ])
+    expect(new Date(answer.body.caps[1].resetsAt).getUTCDay()).toBe(1)
+    await call("PUT", "/v1/account/limits", { dailyWei: null, weeklyWei: null, monthlyWei: null })
+  })
+
   it("PUT /v1/account/limits sets the caps; bad input is 422 naming each field and changes nothing", async () => {
     const set = await call("PUT", "/v1/account/limits", { dailyWei: "1000", weeklyWei: "5000", monthlyWei: null })
     expect(set.status).toBe(200)

@@ -6,7 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { capWindows, parseCredits } from "../domain/accounts/ledger.ts"
+import { capLeft, capWindowEnds, capWindows, parseCredits, spendWindows } from "../domain/accounts/ledger.ts"
 import { sweepHolds } from "../services/accounts/HoldSweeper.ts"
 import { type ApiKeyCaps, Ledger, type ReserveInput } from "../services/accounts/Ledger.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
@@ -257,6 +257,25 @@ describe("spending caps", () => {
     expect(windows("2026-03-02T00:30:00+01:00")).toEqual(["2026-03-01T00:00:00.000Z", "2026-02-23T00:00:00.000Z", "2026-03-01T00:00:00.000Z"])
     expect(windows("2028-02-29T12:00:00Z")).toEqual(["2028-02-29T00:00:00.000Z", "2028-02-28T00:00:00.000Z", "2028-02-01T00:00:00.000Z"])
     expect(windows("2026-01-01T00:00:00Z")).toEqual(["2026-01-01T00:00:00.000Z", "2025-12-29T00:00:00.000Z", "2026-01-01T00:00:00.000Z"])
+  })
+
+  it("the overview's windows: when each cap window ends, the last 7 and 30 UTC days, and what a cap leaves", () => {
+    const ends = (instant: string) => {
+      const w = capWindowEnds(capWindows(new Date(instant)))
+      return [w.dayStart, w.weekStart, w.monthStart].map((d) => d.toISOString())
+    }
+    // Sunday the last day of February: the day, the week and the month all end at the same midnight.
+    expect(ends("2026-03-01T23:59:59.999Z")).toEqual(["2026-03-02T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "2026-04-01T00:00:00.000Z"])
+    expect(ends("2026-12-31T08:00:00Z")).toEqual(["2027-01-01T00:00:00.000Z", "2027-01-04T00:00:00.000Z", "2027-01-01T00:00:00.000Z"])
+    const recent = spendWindows(new Date("2026-03-02T00:30:00+01:00"))
+    expect([recent.today, recent.last7Days, recent.last30Days].map((d) => d.toISOString())).toEqual([
+      "2026-03-01T00:00:00.000Z",
+      "2026-02-23T00:00:00.000Z",
+      "2026-01-31T00:00:00.000Z"
+    ])
+    expect(capLeft({ limitWei: 100n, usedWei: 30n })).toBe(70n)
+    expect(capLeft({ limitWei: 100n, usedWei: 130n })).toBe(0n)
+    expect(capLeft({ limitWei: null, usedWei: 130n })).toBeNull()
   })
 
   it("allows spending up to a cap exactly, and reports the key's cap before the account's when both are exceeded", async () => {

@@ -45,6 +45,23 @@ export const capWindows = (at: Date): CapWindows => {
   }
 }
 
+/** When each cap window of `windows` ends (and the next begins): the next UTC day, Monday, first of the month. */
+export const capWindowEnds = (windows: CapWindows): CapWindows => ({
+  dayStart: new Date(windows.dayStart.getTime() + DAY_MS),
+  weekStart: new Date(windows.weekStart.getTime() + 7 * DAY_MS),
+  monthStart: new Date(Date.UTC(windows.monthStart.getUTCFullYear(), windows.monthStart.getUTCMonth() + 1, 1))
+})
+
+/** The spend the overview reports: today (UTC), and the last 7 and 30 UTC days, today included. */
+export const spendWindows = (at: Date): { readonly today: Date; readonly last7Days: Date; readonly last30Days: Date } => {
+  const today = capWindows(at).dayStart.getTime()
+  return { today: new Date(today), last7Days: new Date(today - 6 * DAY_MS), last30Days: new Date(today - 29 * DAY_MS) }
+}
+
+/** What a cap leaves: its limit less what its window used (live holds included), never below zero; null: no cap. */
+export const capLeft = (check: Pick<CapCheck, "limitWei" | "usedWei">): bigint | null =>
+  check.limitWei === null ? null : check.limitWei > check.usedWei ? check.limitWei - check.usedWei : 0n
+
 /** The earliest window start: charges before it count towards no cap. */
 export const earliestWindowStart = (windows: CapWindows): Date =>
   windows.weekStart < windows.monthStart ? windows.weekStart : windows.monthStart

@@ -4,7 +4,16 @@
  * spending pool's and the account's caps.
  */
 import { Clock, Effect, Option } from "effect"
-import { type CapCheck, type CapWindows, capWindows, earliestWindowStart, remainingBudget } from "../../domain/accounts/ledger.ts"
+import {
+  type CapCheck,
+  capLeft,
+  type CapWindows,
+  capWindowEnds,
+  capWindows,
+  earliestWindowStart,
+  remainingBudget,
+  spendWindows
+} from "../../domain/accounts/ledger.ts"
 import type { Credential } from "./Credentials.ts"
 import { Generations } from "../exchange/Generations.ts"
 import { Ledger } from "./Ledger.ts"
@@ -25,6 +34,24 @@ export interface UsageReport {
   readonly cachedInputTokens: number | null
   readonly cacheWrite5mTokens: number | null
   readonly cacheWrite1hTokens: number | null
+}
+
+/** One account cap, what its window used (live holds included, as reservation counts them) and what it leaves. */
+export interface CapStanding {
+  readonly window: "day" | "week" | "month"
+  readonly limitWei: bigint | null
+  readonly usedWei: bigint
+  readonly leftWei: bigint | null
+  readonly resetsAt: Date
+}
+
+/** The console's overview of an account's spending: recent spend and the standing of each cap. */
+export interface AccountSpend {
+  readonly asOf: Date
+  readonly todayWei: bigint
+  readonly last7DaysWei: bigint
+  readonly last30DaysWei: bigint
+  readonly caps: ReadonlyArray<CapStanding>
 }
 
 export class Usage extends Effect.Service<Usage>()("Usage", {
@@ -93,6 +120,32 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
         } satisfies UsageReport
       })
 
-    return { of, key: (key: Credential) => Effect.flatMap(now, (windows) => keyFigures(key, windows)) } as const
+    const accountSpend = (accountId: string) =>
+      Effect.gen(function* () {
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const windows = capWindows(at)
+        const recent = spendWindows(at)
+        const account = yield* ledger.account(accountId)
+        const spent = yield* repository.accountCharges(accountId, { day: recent.today, week: recent.last7Days, month: recent.last30Days, since: recent.last30Days })
+        const capped = yield* repository.accountCharges(accountId, { day: windows.dayStart, week: windows.weekStart, month: windows.monthStart, since: earliestWindowStart(windows) })
+        const ends = capWindowEnds(windows)
+        const standing = (window: CapStanding["window"], limitWei: bigint | null, chargedWei: bigint, resetsAt: Date): CapStanding => {
+          const usedWei = chargedWei + account.reservedWei
+          return { window, limitWei, usedWei, leftWei: capLeft({ limitWei, usedWei }), resetsAt }
+        }
+        return {
+          asOf: at,
+          todayWei: spent.day,
+          last7DaysWei: spent.week,
+          last30DaysWei: spent.month,
+          caps: [
+            standing("day", account.limits.dailyWei, capped.day, ends.dayStart),
+            standing("week", account.limits.weeklyWei, capped.week, ends.weekStart),
+            standing("month", account.limits.monthlyWei, capped.month, ends.monthStart)
+          ]
+        } satisfies AccountSpend
+      })
+
+    return { of, accountSpend, key: (key: Credential) => Effect.flatMap(now, (windows) => keyFigures(key, windows)) } as const
   })
 }) {}

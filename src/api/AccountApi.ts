@@ -99,12 +99,34 @@ const WithdrawalPage = Schema.Struct({
 }).annotations({ identifier: "WithdrawalPage" })
 
 
+const CapStandingView = Schema.Struct({
+  window: Schema.Literal("day", "week", "month").annotations({ description: "The UTC day, the week from Monday (UTC), the calendar month (UTC)" }),
+  limitWei: Schema.NullOr(WeiDigits).annotations({ description: "The cap; null: none" }),
+  usedWei: WeiDigits.annotations({ description: "Charged in the window so far, plus what requests in flight hold (as a reservation counts it)" }),
+  leftWei: Schema.NullOr(WeiDigits).annotations({ description: "What the cap still allows (never below 0); null: no cap" }),
+  resetsAt: Schema.String.annotations({ description: "When the window ends (UTC)", jsonSchema: { type: "string", format: "date-time" } })
+})
+
+export const AccountSpendView = Schema.Struct({
+  asOf: Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } }),
+  todayWei: WeiDigits.annotations({ description: "Charged since 00:00 UTC today" }),
+  last7DaysWei: WeiDigits.annotations({ description: "Charged over the last 7 UTC days, today included" }),
+  last30DaysWei: WeiDigits.annotations({ description: "Charged over the last 30 UTC days, today included" }),
+  caps: Schema.Array(CapStandingView)
+}).annotations({ identifier: "AccountSpend" })
+
 export class AccountGroup extends HttpApiGroup.make("account")
   .add(
     HttpApiEndpoint.get("getAccount", "/v1/account")
       .addSuccess(AccountView)
       .addError(errorWire(NotFound))
       .annotate(OpenApi.Summary, "Balance, reserved and spent credit, and the account's spending caps")
+  )
+  .add(
+    HttpApiEndpoint.get("getSpend", "/v1/account/spend")
+      .addSuccess(AccountSpendView)
+      .addError(errorWire(NotFound))
+      .annotate(OpenApi.Summary, "Spend today and over the last 7 and 30 UTC days, and what each spending cap has used and leaves")
   )
   .add(
     HttpApiEndpoint.put("putLimits", "/v1/account/limits")

@@ -6,8 +6,9 @@ import { Effect } from "effect"
 import type { Hex } from "viem"
 import { Funding } from "../../services/accounts/Funding.ts"
 import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
+import { type AccountSpend, Usage } from "../../services/accounts/Usage.ts"
 import { type Withdrawal, Withdrawals } from "../../services/accounts/Withdrawals.ts"
-import type { AccountView, LedgerEntryView, WithdrawalView } from "../api/AccountApi.ts"
+import type { AccountSpendView, AccountView, LedgerEntryView, WithdrawalView } from "../api/AccountApi.ts"
 import { CurrentIdentity, requireRole } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
@@ -20,6 +21,20 @@ export const accountView = (account: AccountSummary): typeof AccountView.Type =>
   reservedWei: account.reservedWei.toString(),
   spentWei: account.spentWei.toString(),
   limits: { dailyWei: digits(account.limits.dailyWei), weeklyWei: digits(account.limits.weeklyWei), monthlyWei: digits(account.limits.monthlyWei) }
+})
+
+const spendView = (spend: AccountSpend): typeof AccountSpendView.Type => ({
+  asOf: spend.asOf.toISOString(),
+  todayWei: spend.todayWei.toString(),
+  last7DaysWei: spend.last7DaysWei.toString(),
+  last30DaysWei: spend.last30DaysWei.toString(),
+  caps: spend.caps.map((cap) => ({
+    window: cap.window,
+    limitWei: digits(cap.limitWei),
+    usedWei: cap.usedWei.toString(),
+    leftWei: digits(cap.leftWei),
+    resetsAt: cap.resetsAt.toISOString()
+  }))
 })
 
 const entryView = (entry: LedgerEntry): typeof LedgerEntryView.Type => ({
@@ -49,12 +64,14 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
     const ledger = yield* Ledger
     const funding = yield* Funding
     const withdrawals = yield* Withdrawals
+    const usage = yield* Usage
     // The active context's account (an organization's, else the personal one) ...
     const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
     // ... except for funding and withdrawals, which always act on the personal account (SPEC "Organization rules").
     const personalAccountId = Effect.map(CurrentIdentity, (identity) => identity.personalAccountId)
     return handlers
       .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
+      .handle("getSpend", () => Effect.map(Effect.flatMap(accountId, usage.accountSpend), spendView))
       .handle("putLimits", ({ payload }) =>
         Effect.flatMap(Effect.zipRight(requireRole("manageKeys", "Setting spending limits"), accountId), (id) =>
           Effect.map(
