@@ -95,7 +95,7 @@ describe("the console", () => {
     const row = page.getByTestId("keys-table").locator("tbody tr")
     await expect.poll(() => row.count(), { timeout: 10_000 }).toBe(1)
     expect(await row.locator("td").nth(1).textContent()).toBe("laptop")
-    expect(await row.locator("td").nth(3).textContent()).toBe("2.5")
+    expect(await row.locator("td").nth(4).textContent()).toBe("2.5")
 
     // Once dismissed, the secret is nowhere on the page, and the list never shows it.
     await page.getByRole("button", { name: "I have saved it" }).click()

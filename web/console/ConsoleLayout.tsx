@@ -2,12 +2,19 @@
 import type { ComponentChildren } from "preact"
 import { useLocation } from "preact-iso"
 import { call } from "./api.ts"
+import { ContextSwitcher } from "./orgs/ContextSwitcher.tsx"
 import { identity } from "./session.ts"
 
 const NAV = [
   { path: "/console", href: "console", label: "Overview" },
   { path: "/console/keys", href: "console/keys", label: "Keys" },
-  { path: "/console/limits", href: "console/limits", label: "Limits" }
+  { path: "/console/playground", href: "console/playground", label: "Playground" },
+  { path: "/console/limits", href: "console/limits", label: "Limits" },
+  { path: "/console/activity", href: "console/activity", label: "Activity" },
+  { path: "/console/logs", href: "console/logs", label: "Logs" },
+  { path: "/console/orgs", href: "console/orgs", label: "Organizations" },
+  { path: "/console/apps", href: "console/apps", label: "Connected apps" },
+  { path: "/console/points", href: "console/points", label: "Points" }
 ] as const
 
 export const ConsoleLayout = (props: { readonly children: ComponentChildren }) => {
@@ -33,6 +40,7 @@ export const ConsoleLayout = (props: { readonly children: ComponentChildren }) =
             <li><a href="./">Index</a></li>
           </ul>
         </nav>
+        <ContextSwitcher />
         {who !== null && who !== undefined && (
           <p class="who">
             <span data-testid="signed-in-as">{who.display_name}</span> <button type="button" class="link" onClick={signOut}>Sign out</button>

@@ -5,8 +5,10 @@
 import { useSignal } from "@preact/signals"
 import { parseScaled, utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
+import { can } from "../../domain/accounts/roles.ts"
 import { call } from "./api.ts"
 import { credits } from "./format.ts"
+import { identity } from "./session.ts"
 
 type KeyAction = "freezeKey" | "reactivateKey" | "revokeKey"
 
@@ -16,6 +18,13 @@ const capWei = (text: string): bigint | undefined => (text.trim() === "" ? undef
 export const KeysPage = () => {
   const version = useSignal(0)
   const keys = useRead(() => call((c) => c.keys.listKeys()), [version.value])
+  const models = useRead(() => call((c) => c.models.models()))
+  const allowed = useSignal<ReadonlyArray<string>>([])
+  // In an organization, an Owner or Admin may issue a key for another member: its spending counts for that member.
+  const context = identity.value?.active_context
+  const orgId = context?.type === "organization" && can(context.role, "manageKeys") ? context.org_id : null
+  const members = useRead(() => (orgId === null ? Promise.resolve(null) : call((c) => c.orgs.listMembers({ path: { id: orgId } }))), [orgId])
+  const holder = useSignal("")
   const label = useSignal("")
   const daily = useSignal("")
   const monthly = useSignal("")
@@ -36,7 +45,9 @@ export const KeysPage = () => {
           payload: {
             ...(label.value.trim() === "" ? {} : { label: label.value.trim() }),
             ...(dailyLimitWei === undefined ? {} : { dailyLimitWei }),
-            ...(monthlyLimitWei === undefined ? {} : { monthlyLimitWei })
+            ...(monthlyLimitWei === undefined ? {} : { monthlyLimitWei }),
+            ...(allowed.value.length === 0 ? {} : { allowedModels: allowed.value }),
+            ...(holder.value === "" ? {} : { holderCfId: holder.value })
           }
         })
       )
@@ -44,6 +55,8 @@ export const KeysPage = () => {
       label.value = ""
       daily.value = ""
       monthly.value = ""
+      allowed.value = []
+      holder.value = ""
       version.value += 1
     } catch (failure) {
       formError.value = (failure as Error).message
@@ -77,6 +90,28 @@ export const KeysPage = () => {
         <input id="key-daily" inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,18})?" value={daily.value} onInput={(e) => (daily.value = (e.target as HTMLInputElement).value)} />
         <label for="key-monthly">Monthly cap, credits (optional)</label>
         <input id="key-monthly" inputMode="decimal" pattern="[0-9]+(\.[0-9]{1,18})?" value={monthly.value} onInput={(e) => (monthly.value = (e.target as HTMLInputElement).value)} />
+        {members.state === "ready" && members.value !== null && (
+          <>
+            <label for="key-holder">The key is for</label>
+            <select id="key-holder" value={holder.value} onChange={(e) => (holder.value = (e.target as HTMLSelectElement).value)}>
+              <option value="">You</option>
+              {members.value.data
+                .filter((m) => m.cfId !== identity.value?.cf_id)
+                .map((m) => <option key={m.cfId} value={m.cfId}>{m.displayName} ({m.role})</option>)}
+            </select>
+          </>
+        )}
+        <label for="key-models">Allowed models (optional: none selected allows every model)</label>
+        <select
+          id="key-models"
+          multiple
+          size={6}
+          onChange={(e) => (allowed.value = [...(e.target as HTMLSelectElement).selectedOptions].map((option) => option.value))}
+        >
+          {models.state === "ready" &&
+            models.value.data.map((m) => <option key={m.id} value={m.id} selected={allowed.value.includes(m.id)}>{m.displayName} ({m.id})</option>)}
+        </select>
+        <Status of={models} what="the routable models" />
         <button type="submit">Create key</button>
         {formError.value !== null && <p class="error" role="alert">{formError.value}</p>}
       </form>
@@ -104,9 +139,11 @@ export const KeysPage = () => {
                 <tr>
                   <th scope="col">Key</th>
                   <th scope="col">Label</th>
+                  <th scope="col">For</th>
                   <th scope="col">State</th>
                   <th scope="col" class="num">Daily cap</th>
                   <th scope="col" class="num">Monthly cap</th>
+                  <th scope="col">Models</th>
                   <th scope="col">Created (UTC)</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -116,9 +153,11 @@ export const KeysPage = () => {
                   <tr key={k.id} data-key={k.id}>
                     <td class="hash">{k.prefix}…</td>
                     <td>{k.label ?? ""}</td>
+                    <td data-testid="key-holder">{k.holderCfId ?? ""}</td>
                     <td data-testid="key-state">{k.status}{k.frozenBy === "admin" ? " (by an admin)" : ""}</td>
                     <td class="num">{credits(k.dailyLimitWei)}</td>
                     <td class="num">{credits(k.monthlyLimitWei)}</td>
+                    <td data-testid="key-models">{k.allowedModels.length === 0 ? "any" : k.allowedModels.join(", ")}</td>
                     <td>{utc(k.createdAt)}</td>
                     <td>
                       {k.status === "active" && <button type="button" onClick={() => act(k.id, "freezeKey")}>Freeze</button>}

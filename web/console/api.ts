@@ -6,11 +6,17 @@
 import { FetchHttpClient, HttpApi, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { AccountGroup } from "../../src/api/AccountApi.ts"
+import { AppsGroup } from "../../src/api/AppsApi.ts"
 import { AuthGroup, MeGroup } from "../../src/api/AuthApi.ts"
 import { KeysGroup } from "../../src/api/KeysApi.ts"
+import { InvitationPageGroup, OrgsGroup } from "../../src/api/OrgsApi.ts"
+import { LeaderboardGroup, PointsGroup, ReferralsGroup } from "../../src/api/PointsApi.ts"
+import { PoolsGroup } from "../../src/api/PoolsApi.ts"
+import { ModelsGroup } from "../../src/api/ExchangeApi.ts"
+import { ActivityGroup, GenerationsGroup } from "../../src/api/GenerationsApi.ts"
 import { CONSOLE_HEADER, CONSOLE_HEADER_VALUE } from "../../src/http/csrf.ts"
 
-export class ConsoleApi extends HttpApi.make("console").add(AuthGroup).add(MeGroup).add(AccountGroup).add(KeysGroup) {}
+export class ConsoleApi extends HttpApi.make("console").add(AuthGroup).add(MeGroup).add(ModelsGroup).add(GenerationsGroup).add(ActivityGroup).add(AccountGroup).add(KeysGroup).add(OrgsGroup).add(InvitationPageGroup).add(PoolsGroup).add(AppsGroup).add(PointsGroup).add(LeaderboardGroup).add(ReferralsGroup) {}
 
 /** The service's root: the shell's `<base>` points at it whatever console route is open. */
 export const baseUrl = new URL(".", document.baseURI).href.replace(/\/$/, "")

@@ -1,0 +1,153 @@
+/**
+ * The console's request log and activity in a real browser, against a real service whose vendors are the simulator:
+ * a signed-in user with credits and a key sends three chat requests over HTTP, then sees them in Logs, filters them by
+ * model on the server, opens one row's bill (whose charge is exactly the API's), and finds the day's total on the
+ * Activity page equal to the sum of the charges. At phone width both pages fit the screen.
+ */
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { credits } from "../web/console/format.ts"
+import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
+import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+
+const SUITE = "browser-console-logs"
+const MAINTAINER_TOKEN = "logs-suite-maintainer"
+let service: PagesService
+let browser: Browser
+let mailbox: Mailbox
+
+beforeAll(async () => {
+  mailbox = await startMailbox()
+  ;[service, browser] = await Promise.all([
+    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "on" }),
+    launchBrowser()
+  ])
+}, 180_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await service?.close()
+  await mailbox?.close()
+})
+
+const signIn = async (page: Page, email: string, path: string) => {
+  await page.goto(`${service.baseUrl}${path}`)
+  await page.getByLabel("E-mail address").fill(email)
+  await page.getByRole("button", { name: "Send me a code" }).click()
+  await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.getByTestId("signed-in-as").waitFor({ timeout: 10_000 })
+}
+
+/** Two routable models, once the catalog is loaded. */
+const routableModels = async (): Promise<[string, string]> => {
+  for (let poll = 0; poll < 150; poll++) {
+    const body = (await (await fetch(`${service.baseUrl}/v1/models`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as { data: ReadonlyArray<{ id: string }> }
+    if (body.data.length >= 2) return [body.data[0]!.id, body.data[1]!.id]
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error("no routable models")
+}
+
+interface Generation {
+  id: string
+  createdAt: string
+  modelUsed: string
+  chargeWei: string
+}
+
+describe("the console's logs and activity", () => {
+  it("lists the requests sent, filters them by model, opens a bill, and sums the day on the Activity page", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name)
+    await signIn(page, `logs-${Date.now()}@example.com`, "/console/logs")
+
+    // Nothing sent yet: the log says what to do next.
+    await expect.poll(() => page.getByText("No requests yet").count(), { timeout: 10_000 }).toBe(1)
+
+    const me = ((await (await page.request.get(`${service.baseUrl}/v1/me`)).json()) as { cf_id: string }).cf_id
+    const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${me}/credits`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
+      body: JSON.stringify({ amountWei: "20000000000000000000" })
+    })
+    expect(grant.status).toBe(200)
+    const issued = await page.request.post(`${service.baseUrl}/v1/keys`, { headers: { "x-cf-console": "1" }, data: { label: "logs suite" } })
+    expect(issued.status()).toBe(201)
+    const secret = ((await issued.json()) as { secret: string }).secret
+
+    const [first, second] = await routableModels()
+    const ids: Array<string> = []
+    for (const [model, text] of [[first, "one"], [second, "two"], [first, "three"]] as const) {
+      const answer = await fetch(`${service.baseUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: `Logs suite request ${text}` }] })
+      })
+      expect(answer.status, await answer.clone().text()).toBe(200)
+      ids.push(answer.headers.get("x-request-id")!)
+    }
+    const listed = ((await (await page.request.get(`${service.baseUrl}/v1/generations`)).json()) as { data: ReadonlyArray<Generation> }).data
+    expect(listed.map((g) => g.id)).toEqual([...ids].reverse())
+
+    // Logs: the three requests, newest first, each with the API's charge.
+    await page.reload()
+    const rows = page.getByTestId("logs-table").locator("tbody tr[data-id]")
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(3)
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")))).toEqual(listed.map((g) => g.id))
+    expect(await rows.getByTestId("log-charge").allTextContents()).toEqual(listed.map((g) => credits(g.chargeWei)))
+
+    // Filtered by model on the server: only that model's two requests.
+    const usedFirst = listed.filter((g) => g.modelUsed === listed.find((x) => x.id === ids[0])!.modelUsed)
+    await page.getByLabel("Model").fill(usedFirst[0]!.modelUsed)
+    await page.getByRole("button", { name: "Apply filters" }).click()
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(usedFirst.length)
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")))).toEqual(usedFirst.map((g) => g.id))
+
+    // A row opens its bill, fetched from the API: the same charge, to the wei.
+    const chosen = usedFirst[0]!
+    await rows.first().click()
+    const apiBill = (await (await page.request.get(`${service.baseUrl}/v1/generations/${chosen.id}`)).json()) as {
+      bill: { chargeWei: string; revision: { revisionVersion: number } | null }
+      attempts: ReadonlyArray<unknown>
+    }
+    await expect.poll(() => page.getByTestId("bill-charge-wei").textContent(), { timeout: 10_000 }).toBe(apiBill.bill.chargeWei)
+    expect(apiBill.bill.chargeWei).toBe(chosen.chargeWei)
+    expect(await page.getByTestId("bill-charge").textContent()).toBe(credits(apiBill.bill.chargeWei))
+    expect(await page.getByTestId("bill").locator("table").nth(1).locator("tbody tr").count()).toBe(apiBill.attempts.length)
+
+    // Activity: the day's total is the sum of the three charges, exactly; the table splits it by model.
+    await page.getByRole("link", { name: "Activity", exact: true }).click()
+    const day = listed[0]!.createdAt.slice(0, 10)
+    const sum = listed.reduce((acc, g) => acc + BigInt(g.chargeWei), 0n)
+    const dayRow = page.getByTestId("activity-days").locator(`tbody tr[data-day="${day}"]`)
+    await expect.poll(() => dayRow.getByTestId("day-total").textContent(), { timeout: 10_000 }).toBe(credits(sum.toString()))
+    expect(await page.getByTestId("activity-total").textContent()).toBe(credits(sum.toString()))
+    const byModel = new Map<string, bigint>()
+    for (const g of listed) byModel.set(g.modelUsed, (byModel.get(g.modelUsed) ?? 0n) + BigInt(g.chargeWei))
+    for (const [model, wei] of byModel) {
+      expect(await dayRow.locator(`td[data-group="${model}"]`).textContent()).toBe(credits(wei.toString()))
+    }
+    expect(await page.getByRole("link", { name: "Download CSV" }).getAttribute("href")).toMatch(/^data:text\/csv/)
+
+    // Split by key: one key, the whole sum.
+    await page.getByLabel("Split by").selectOption("key")
+    await expect.poll(() => page.getByTestId("activity-groups").locator("tbody tr").count(), { timeout: 10_000 }).toBe(1)
+    expect(await page.getByTestId("activity-groups").locator("tbody tr td").last().textContent()).toBe(credits(sum.toString()))
+  }, 120_000)
+
+  it("fits a phone's width, with a label on every input", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name, { width: 390, height: 844 })
+    await signIn(page, `logs-phone-${Date.now()}@example.com`, "/console/activity")
+    await expect.poll(() => page.getByText("No requests in these").count(), { timeout: 10_000 }).toBe(1)
+    for (const path of ["/console/activity", "/console/logs"]) {
+      await page.goto(`${service.baseUrl}${path}`)
+      await page.locator("main select").first().waitFor({ timeout: 10_000 })
+      const unlabelled = await page.locator("main input, main select").evaluateAll((inputs) =>
+        inputs.filter((input) => (input as unknown as { labels: { length: number } | null }).labels?.length === 0).map((input) => input.id)
+      )
+      expect(unlabelled, path).toEqual([])
+      const overflow = (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number
+      expect(overflow, path).toBeLessThanOrEqual(0)
+    }
+  }, 60_000)
+})
