@@ -6,6 +6,7 @@
  *    performance mark), in Debian's chromium against the service on this machine, cold and warm (assets cached).
  * The reference in the same run: the same browser loading the service's own Swagger UI page (`/v1/docs`, a static
  * page with its assets inline) to `load`, which is what the machine and the browser cost before any of our code.
+ * The console (bench/webConsole.ts): a first visit's JavaScript, and each signed-in page's time to usable.
  * Settings: BENCH_WEB_LOADS (default 10).
  */
 import { spawn } from "node:child_process"
@@ -14,6 +15,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { chromium } from "playwright-core"
 import { cleanUp, freePort, log, onCleanup, positiveNumber, projectRoot } from "./common.ts"
+import { CONSOLE_BUDGET_KB, measureConsole } from "./webConsole.ts"
 
 const loads = positiveNumber("BENCH_WEB_LOADS", 10)
 const BUDGET_KB = 120
@@ -111,11 +113,14 @@ const main = async () => {
   const totalKb = js.reduce((sum, f) => sum + f.gzip, 0) / 1024
   // The chart library is imported after the figures are on screen; the build's metafile says which file holds it.
   const metafile = JSON.parse(Fs.readFileSync(Path.join(projectRoot, "web/dist/metafile.json"), "utf8")) as {
-    outputs: Record<string, { inputs: Record<string, unknown> }>
+    outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>
   }
   const chartFiles = new Set(
     Object.entries(metafile.outputs)
-      .filter(([, output]) => Object.keys(output.inputs).some((input) => input.includes("node_modules/uplot/")))
+      .filter(([file, output]) =>
+        file.endsWith(".js") &&
+        Object.entries(output.inputs).some(([input, used]) => input.includes("node_modules/uplot/") && input.endsWith(".js") && used.bytesInOutput > 0)
+      )
       .map(([file]) => Path.basename(file))
   )
   const mainKb = js.filter((f) => !chartFiles.has(f.file)).reduce((sum, f) => sum + f.gzip, 0) / 1024
@@ -129,6 +134,18 @@ const main = async () => {
   log(`| reference: /v1/docs (Swagger UI, inline) to load, p50 | ${percentile(reference, 50).toFixed(0)} ms | | |`)
   log("")
   log(`files: ${js.map((f) => `${f.file} ${(f.gzip / 1024).toFixed(1)} KB`).join(", ")}`)
+
+  const consoleFigures = await measureConsole(browser, base, gzipOf, loads)
+  log("")
+  log("| console figure | value | budget | verdict |")
+  log("|---|---:|---:|---|")
+  log(`| JavaScript fetched by a first visit to /console, gzip | ${consoleFigures.firstVisitKb.toFixed(1)} KB (${consoleFigures.files.length} files) | ${CONSOLE_BUDGET_KB} KB | ${consoleFigures.firstVisitKb <= CONSOLE_BUDGET_KB ? "MET" : "MISS"} |`)
+  for (const entry of consoleFigures.pages) {
+    const p95 = percentile(entry.usable, 95)
+    log(`| ${entry.path} usable, p50 / p95 | ${percentile(entry.usable, 50).toFixed(0)} / ${p95.toFixed(0)} ms | ${USABLE_MS} ms | ${p95 <= USABLE_MS ? "MET" : "MISS"} |`)
+  }
+  log("")
+  log(`console files: ${consoleFigures.files.map((f) => `${f.file} ${(f.gzip / 1024).toFixed(1)} KB`).join(", ")}`)
 }
 
 main()
