@@ -77,3 +77,26 @@ export const exitedWithin = (child: ChildProcess, exited: Promise<unknown>, ms: 
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve(true)
     : Promise.race([exited.then(() => true), sleep(ms).then(() => false)])
+
+/**
+ * Runs a bench's `main` as the process: cleans up what it started on success, failure or Ctrl-C, and exits with
+ * `main`'s status (1 when it threw, 130 when interrupted).
+ */
+export const runBench = async (name: string, main: () => Promise<number>): Promise<never> => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: stopping...`)
+      void cleanUp().finally(() => process.exit(130))
+    })
+  }
+  let status = 1
+  try {
+    status = await main()
+  } catch (error) {
+    console.error(`${name} failed: ${error instanceof Error ? error.message : String(error)}`)
+    status = 1
+  } finally {
+    await cleanUp()
+  }
+  process.exit(status)
+}

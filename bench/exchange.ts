@@ -47,7 +47,7 @@
  * skips it), BENCH_CPU_PROF_DIR (unset; set: the service runs with `--cpu-prof` and writes its profile there on exit).
  */
 import * as Os from "node:os"
-import { cleanUp, cpuBusyPercent, log, sleep } from "./common.ts"
+import { cpuBusyPercent, log, sleep, runBench } from "./common.ts"
 import { EXCHANGE_MODEL, SIMULATOR_KEY, TARGET_ADDED_P50_MS, TARGET_VS_BARE, TARGET_VS_PORTKEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
 import { floorLines, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
 import { type Exchange, createDatabase, startExchange, startPassThroughProxy, startPortkey, startSimulatorProcess } from "./exchangeTargets.ts"
@@ -388,20 +388,4 @@ const main = async (): Promise<number> => {
   return failed.length > 0 || billingProblem !== undefined ? 1 : 0
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping...`)
-    void cleanUp().finally(() => process.exit(130))
-  })
-}
-
-let status = 1
-try {
-  status = await main()
-} catch (error) {
-  console.error(`bench:exchange failed: ${error instanceof Error ? error.message : String(error)}`)
-  status = 1
-} finally {
-  await cleanUp()
-}
-process.exit(status)
+await runBench("bench:exchange", main)

@@ -14,7 +14,7 @@
 import pg from "pg"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeClient, signInByWallet } from "../test/support/accounts.ts"
-import { cleanUp, cpuBusyPercent, flag, freePort, log, onCleanup, positiveNumber, sleep } from "./common.ts"
+import { cpuBusyPercent, flag, freePort, log, onCleanup, positiveNumber, sleep, runBench } from "./common.ts"
 import { baseEnv, createDatabase, startChild } from "./exchangeTargets.ts"
 import { MODELS, SEED_SQL } from "./logsSeed.ts"
 import * as Fs from "node:fs"
@@ -161,20 +161,4 @@ const main = async () => {
   return 0
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping...`)
-    void cleanUp().finally(() => process.exit(130))
-  })
-}
-
-let status = 1
-try {
-  status = await main()
-} catch (error) {
-  console.error(`bench:logs failed: ${error instanceof Error ? error.message : String(error)}`)
-  status = 1
-} finally {
-  await cleanUp()
-}
-process.exit(status)
+await runBench("bench:logs", main)

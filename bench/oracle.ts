@@ -23,7 +23,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import type { BareServerReady, BareServerRequest } from "./bareServer.ts"
-import { cleanUp, cpuBusyPercent, exitedWithin, freePort, log, onCleanup, positiveNumber, projectRoot, sleep } from "./common.ts"
+import { cpuBusyPercent, exitedWithin, freePort, log, onCleanup, positiveNumber, projectRoot, sleep, runBench } from "./common.ts"
 
 // ---------------------------------------------------------------------------------------------- settings
 
@@ -383,20 +383,4 @@ const main = async (): Promise<number> => {
   return 0
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping...`)
-    void cleanUp().finally(() => process.exit(130))
-  })
-}
-
-let status = 1
-try {
-  status = await main()
-} catch (error) {
-  console.error(`bench:oracle failed: ${error instanceof Error ? error.message : String(error)}`)
-  status = 1
-} finally {
-  await cleanUp()
-}
-process.exit(status)
+await runBench("bench:oracle", main)

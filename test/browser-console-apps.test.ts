@@ -8,36 +8,21 @@
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
+import { signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
+import type { Mailbox } from "./support/mailbox.ts"
 
 const SUITE = "browser-console-apps"
+const MAINTAINER_TOKEN = "console-apps-suite-maintainer"
 let service: PagesService
 let browser: Browser
 let mailbox: Mailbox
 
-beforeAll(async () => {
-  mailbox = await startMailbox()
-  ;[service, browser] = await Promise.all([
-    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", EXCHANGE_SIMULATOR: "off" }),
-    launchBrowser()
-  ])
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await service?.close()
-  await mailbox?.close()
-})
+beforeAll(async () => void ({ service, browser, mailbox } = await startConsoleStack({ maintainerToken: MAINTAINER_TOKEN, simulator: false })), 180_000)
+afterAll(() => stopConsoleStack({ service, browser, mailbox }))
 
 /** Signs in on the console's sign-in form with the code the mail carries. */
-const signIn = async (page: Page, email: string) => {
-  await page.getByLabel("E-mail address").fill(email)
-  await page.getByRole("button", { name: "Send me a code" }).click()
-  await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByTestId("signed-in-as").waitFor({ timeout: 10_000 })
-}
+const signIn = (page: Page, email: string) => signInByCode(page, mailbox, email)
 
 /** A read of the API with the page's own session cookie. */
 const apiAs = async <A>(page: Page, path: string): Promise<A> => {

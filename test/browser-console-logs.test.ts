@@ -7,8 +7,9 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
+import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
+import type { Mailbox } from "./support/mailbox.ts"
 
 const SUITE = "browser-console-logs"
 const MAINTAINER_TOKEN = "logs-suite-maintainer"
@@ -16,27 +17,12 @@ let service: PagesService
 let browser: Browser
 let mailbox: Mailbox
 
-beforeAll(async () => {
-  mailbox = await startMailbox()
-  ;[service, browser] = await Promise.all([
-    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "on" }),
-    launchBrowser()
-  ])
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await service?.close()
-  await mailbox?.close()
-})
+beforeAll(async () => void ({ service, browser, mailbox } = await startConsoleStack({ maintainerToken: MAINTAINER_TOKEN, simulator: true })), 180_000)
+afterAll(() => stopConsoleStack({ service, browser, mailbox }))
 
 const signIn = async (page: Page, email: string, path: string) => {
   await page.goto(`${service.baseUrl}${path}`)
-  await page.getByLabel("E-mail address").fill(email)
-  await page.getByRole("button", { name: "Send me a code" }).click()
-  await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByTestId("signed-in-as").waitFor({ timeout: 10_000 })
+  await signInByCode(page, mailbox, email)
 }
 
 /** Two routable models, once the catalog is loaded. */
@@ -65,12 +51,7 @@ describe("the console's logs and activity", () => {
     await expect.poll(() => page.getByText("No requests yet").count(), { timeout: 10_000 }).toBe(1)
 
     const me = ((await (await page.request.get(`${service.baseUrl}/v1/me`)).json()) as { cf_id: string }).cf_id
-    const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${me}/credits`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
-      body: JSON.stringify({ amountWei: "20000000000000000000" })
-    })
-    expect(grant.status).toBe(200)
+    await grantCredits(service, MAINTAINER_TOKEN, me, 20000000000000000000n)
     const issued = await page.request.post(`${service.baseUrl}/v1/keys`, { headers: { "x-cf-console": "1" }, data: { label: "logs suite" } })
     expect(issued.status()).toBe(201)
     const secret = ((await issued.json()) as { secret: string }).secret

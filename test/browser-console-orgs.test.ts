@@ -7,8 +7,9 @@
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import { openPage, type PagesService } from "./support/browser.ts"
+import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
+import type { Mailbox } from "./support/mailbox.ts"
 
 const SUITE = "browser-console-orgs"
 const MAINTAINER_TOKEN = "console-orgs-suite-maintainer"
@@ -16,27 +17,10 @@ let service: PagesService
 let browser: Browser
 let mailbox: Mailbox
 
-beforeAll(async () => {
-  mailbox = await startMailbox()
-  ;[service, browser] = await Promise.all([
-    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "off" }),
-    launchBrowser()
-  ])
-}, 180_000)
+beforeAll(async () => void ({ service, browser, mailbox } = await startConsoleStack({ maintainerToken: MAINTAINER_TOKEN, simulator: false })), 180_000)
+afterAll(() => stopConsoleStack({ service, browser, mailbox }))
 
-afterAll(async () => {
-  await browser?.close()
-  await service?.close()
-  await mailbox?.close()
-})
-
-const signIn = async (page: Page, email: string) => {
-  await page.getByLabel("E-mail address").fill(email)
-  await page.getByRole("button", { name: "Send me a code" }).click()
-  await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByTestId("signed-in-as").waitFor({ timeout: 10_000 })
-}
+const signIn = (page: Page, email: string) => signInByCode(page, mailbox, email)
 
 /** The link in the latest invitation mailed to `to` (quoted-printable soft breaks undone). */
 const invitationLinkFor = async (to: string): Promise<string> => {
@@ -65,12 +49,7 @@ describe("the console's organizations", () => {
     await a.goto(`${service.baseUrl}/console`)
     await signIn(a, emailA)
     const cfA = /(cf_[a-z2-7]{12})/.exec((await a.locator("#main").textContent()) ?? "")![1]!
-    const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${cfA}/credits`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
-      body: JSON.stringify({ amountWei: "12500000000000000000" })
-    })
-    expect(grant.status).toBe(200)
+    await grantCredits(service, MAINTAINER_TOKEN, cfA, 12500000000000000000n)
     await a.reload()
     await expect.poll(() => text(a, "balance"), { timeout: 10_000 }).toBe("12.5")
 

@@ -7,8 +7,9 @@
 import type { Browser } from "playwright-core"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
+import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
+import type { Mailbox } from "./support/mailbox.ts"
 
 const SUITE = "browser-console"
 const MAINTAINER_TOKEN = "console-suite-maintainer"
@@ -16,19 +17,8 @@ let service: PagesService
 let browser: Browser
 let mailbox: Mailbox
 
-beforeAll(async () => {
-  mailbox = await startMailbox()
-  ;[service, browser] = await Promise.all([
-    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "off" }),
-    launchBrowser()
-  ])
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await service?.close()
-  await mailbox?.close()
-})
+beforeAll(async () => void ({ service, browser, mailbox } = await startConsoleStack({ maintainerToken: MAINTAINER_TOKEN, simulator: false })), 180_000)
+afterAll(() => stopConsoleStack({ service, browser, mailbox }))
 
 describe("the console", () => {
   it("signs a new user in by e-mail code, shows the balance and how to fund it, sets the caps, and creates, shows once, and revokes a key", async (context) => {
@@ -37,23 +27,13 @@ describe("the console", () => {
 
     // Any console route asks a signed-out visitor to sign in.
     await page.goto(`${service.baseUrl}/console/keys`)
-    await page.getByLabel("E-mail address").fill(email)
-    await page.getByRole("button", { name: "Send me a code" }).click()
-    await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
-    await page.getByRole("button", { name: "Sign in" }).click()
-    const signedInAs = page.getByTestId("signed-in-as")
-    await signedInAs.waitFor({ timeout: 10_000 })
+    await signInByCode(page, mailbox, email)
 
     // The overview shows the balance the API holds, before and after an operator's grant.
     await page.getByRole("link", { name: "Overview", exact: true }).click()
     await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("0")
     const me = /(cf_[a-z2-7]{12})/.exec((await page.locator("#main").textContent()) ?? "")![1]!
-    const grant = await fetch(`${service.baseUrl}/v1/admin/accounts/${me}/credits`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
-      body: JSON.stringify({ amountWei: "12500000000000000000" })
-    })
-    expect(grant.status).toBe(200)
+    await grantCredits(service, MAINTAINER_TOKEN, me, 12500000000000000000n)
     await page.reload()
     await expect.poll(() => page.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("12.5")
 

@@ -9,8 +9,9 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
-import { type Mailbox, startMailbox } from "./support/mailbox.ts"
+import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
+import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
+import type { Mailbox } from "./support/mailbox.ts"
 
 const SUITE = "browser-walk"
 const MAINTAINER_TOKEN = "walk-suite-maintainer"
@@ -18,28 +19,11 @@ let service: PagesService
 let browser: Browser
 let mailbox: Mailbox
 
-beforeAll(async () => {
-  mailbox = await startMailbox()
-  ;[service, browser] = await Promise.all([
-    startPagesService({ SMTP_URL: mailbox.url, MAIL_FROM: "Compute Exchange <noreply@example.com>", MAINTAINER_TOKEN, EXCHANGE_SIMULATOR: "on" }),
-    launchBrowser()
-  ])
-}, 180_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await service?.close()
-  await mailbox?.close()
-})
+beforeAll(async () => void ({ service, browser, mailbox } = await startConsoleStack({ maintainerToken: MAINTAINER_TOKEN, simulator: true })), 180_000)
+afterAll(() => stopConsoleStack({ service, browser, mailbox }))
 
 /** Signs in on the sign-in form the page shows, with the code the real SMTP capture received. */
-const signIn = async (page: Page, email: string) => {
-  await page.getByLabel("E-mail address").fill(email)
-  await page.getByRole("button", { name: "Send me a code" }).click()
-  await page.getByLabel("The 6-digit code").fill(await mailbox.codeFor(email))
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByTestId("signed-in-as").waitFor({ timeout: 10_000 })
-}
+const signIn = (page: Page, email: string) => signInByCode(page, mailbox, email)
 
 const invitationLinkFor = async (to: string): Promise<string> => {
   for (let waited = 0; waited < 5_000; waited += 25) {
@@ -91,12 +75,7 @@ describe("a new user's whole path", () => {
     await a.getByRole("button", { name: "I have saved it" }).click()
 
     // Credits arrive (an operator's grant); the overview shows them.
-    const granted = await fetch(`${service.baseUrl}/v1/admin/accounts/${cfA}/credits`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${MAINTAINER_TOKEN}`, "content-type": "application/json", "x-forwarded-for": nextVisitorIp() },
-      body: JSON.stringify({ amountWei: "10000000000000000000" })
-    })
-    expect(granted.status).toBe(200)
+    await grantCredits(service, MAINTAINER_TOKEN, cfA, 10000000000000000000n)
     await nav(a, "Overview")
     await expect.poll(() => a.getByTestId("balance").textContent(), { timeout: 10_000 }).toBe("10")
 
@@ -119,6 +98,10 @@ describe("a new user's whole path", () => {
     await expect.poll(() => a.getByTestId("bill-charge").textContent(), { timeout: 10_000 }).toBe(charge)
     const stored = await json<{ bill: { chargeWei: string } }>(a, `/v1/generations/${requestId}`)
     expect(charge).toBe(credits(stored.bill.chargeWei))
+    // The keys page shows what that key has spent.
+    await nav(a, "Keys")
+    const walkKey = a.getByTestId("keys-table").locator("tbody tr", { hasText: "walk" })
+    await expect.poll(() => walkKey.getByTestId("key-spent").textContent(), { timeout: 10_000 }).toBe(charge)
 
     // An organization; B is invited and accepts in a second browser, at phone width.
     await nav(a, "Organizations")

@@ -8,6 +8,7 @@ import { useSignal } from "@preact/signals"
 import { type GrantAction, grantActionsFor, type Scope } from "../../domain/accounts/appGrantRules.ts"
 import { utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
+import { CopyButton } from "./CopyButton.tsx"
 import { call } from "./api.ts"
 import "./apps-points.css"
 import { identity } from "./session.ts"
@@ -41,7 +42,6 @@ export const AppsPage = () => {
   const appName = useSignal("")
   const mayAct = useSignal(false)
   const issued = useSignal<{ readonly token: string; readonly appName: string } | null>(null)
-  const copied = useSignal(false)
   const formError = useSignal<string | null>(null)
   const confirming = useSignal<string | null>(null)
   const rowError = useSignal<{ readonly id: string; readonly message: string } | null>(null)
@@ -49,7 +49,6 @@ export const AppsPage = () => {
   const create = async (event: Event) => {
     event.preventDefault()
     formError.value = null
-    copied.value = false
     try {
       const scopes: Array<Scope> = mayAct.value ? ["account:read", "account:act"] : ["account:read"]
       const result = await call((c) => c.apps.createAppGrant({ payload: { appName: appName.value.trim(), scopes } }))
@@ -70,13 +69,6 @@ export const AppsPage = () => {
     } catch (failure) {
       rowError.value = { id, message: (failure as Error).message }
     }
-  }
-  const copy = async () => {
-    if (issued.value === null) return
-    await navigator.clipboard.writeText(issued.value.token).then(
-      () => (copied.value = true),
-      () => (copied.value = false)
-    )
   }
   // The list is the active context's; a switch of context remounts the page (session.ts contextKey).
   const context = identity.value?.active_context
@@ -129,7 +121,7 @@ export const AppsPage = () => {
             cannot be recovered: revoke the grant and connect the app again.
           </p>
           <code data-testid="new-token">{issued.value.token}</code>{" "}
-          <button type="button" onClick={copy}>{copied.value ? "Copied" : "Copy"}</button>{" "}
+          <CopyButton text={issued.value.token} />{" "}
           <button type="button" class="link" onClick={() => (issued.value = null)}>I have saved it</button>
         </div>
       )}

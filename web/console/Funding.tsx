@@ -2,17 +2,15 @@
  * How to put credit on the account (GET /v1/account/funding: approve the token to the treasury, then deposit with
  * this account's reference) and the withdrawals with their states.
  */
-import { useSignal } from "@preact/signals"
 import { utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
+import { CopyButton } from "./CopyButton.tsx"
 import { call } from "./api.ts"
 import { credits } from "./format.ts"
 
 export const Funding = () => {
   const funding = useRead(() => call((c) => c.account.getFunding()))
   const withdrawals = useRead(() => call((c) => c.account.getWithdrawals({ urlParams: {} })))
-  const copied = useSignal(false)
-  const copy = (text: string) => navigator.clipboard.writeText(text).then(() => (copied.value = true), () => (copied.value = false))
   return (
     <>
       <section aria-labelledby="fund">
@@ -28,7 +26,7 @@ export const Funding = () => {
               <li>
                 Call <code>deposit(accountRef, amount)</code> on the treasury with this account's reference:{" "}
                 <code class="hash" data-testid="account-ref">{funding.value.accountRef}</code>{" "}
-                <button type="button" class="link" onClick={() => copy(funding.value.accountRef)}>{copied.value ? "Copied" : "Copy"}</button>
+                <CopyButton text={funding.value.accountRef} class="link" />
               </li>
               <li>The credit appears here after {funding.value.confirmations} confirmation{funding.value.confirmations === 1 ? "" : "s"}.</li>
             </ol>

@@ -6,6 +6,7 @@ import { useSignal } from "@preact/signals"
 import { parseScaled, utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
 import { can } from "../../domain/accounts/roles.ts"
+import { CopyButton } from "./CopyButton.tsx"
 import { call } from "./api.ts"
 import { credits } from "./format.ts"
 import { identity } from "./session.ts"
@@ -19,6 +20,10 @@ export const KeysPage = () => {
   const version = useSignal(0)
   const keys = useRead(() => call((c) => c.keys.listKeys()), [version.value])
   const models = useRead(() => call((c) => c.models.models()))
+  // Each key's spend over the last 30 UTC days, summed by the server (the activity split by key).
+  const spend = useRead(() => call((c) => c.activity.activity({ urlParams: { by: "key", days: 30 } })), [version.value])
+  const spentBy = (id: string): string =>
+    spend.state !== "ready" ? "…" : credits(spend.value.groups.find((g) => g.group === id)?.chargeWei ?? "0")
   const allowed = useSignal<ReadonlyArray<string>>([])
   // In an organization, an Owner or Admin may issue a key for another member: its spending counts for that member.
   const context = identity.value?.active_context
@@ -29,14 +34,12 @@ export const KeysPage = () => {
   const daily = useSignal("")
   const monthly = useSignal("")
   const created = useSignal<{ readonly secret: string; readonly label: string | null } | null>(null)
-  const copied = useSignal(false)
   const formError = useSignal<string | null>(null)
   const rowError = useSignal<{ readonly id: string; readonly message: string } | null>(null)
 
   const create = async (event: Event) => {
     event.preventDefault()
     formError.value = null
-    copied.value = false
     try {
       const dailyLimitWei = capWei(daily.value)
       const monthlyLimitWei = capWei(monthly.value)
@@ -70,13 +73,6 @@ export const KeysPage = () => {
     } catch (failure) {
       rowError.value = { id, message: (failure as Error).message }
     }
-  }
-  const copy = async () => {
-    if (created.value === null) return
-    await navigator.clipboard.writeText(created.value.secret).then(
-      () => (copied.value = true),
-      () => (copied.value = false)
-    )
   }
 
   return (
@@ -122,12 +118,13 @@ export const KeysPage = () => {
             never again.
           </p>
           <code data-testid="new-secret">{created.value.secret}</code>{" "}
-          <button type="button" onClick={copy}>{copied.value ? "Copied" : "Copy"}</button>{" "}
+          <CopyButton text={created.value.secret} />{" "}
           <button type="button" class="link" onClick={() => (created.value = null)}>I have saved it</button>
         </div>
       )}
       <h2>Your keys</h2>
       <Status of={keys} what="your keys" />
+      <Status of={spend} what="each key's spend" />
       {keys.state === "ready" &&
         (keys.value.data.length === 0 ? (
           <p class="empty">No key yet: create one above to call the exchange.</p>
@@ -144,6 +141,7 @@ export const KeysPage = () => {
                   <th scope="col" class="num">Daily cap</th>
                   <th scope="col" class="num">Monthly cap</th>
                   <th scope="col">Models</th>
+                  <th scope="col" class="num">Spent, last 30 days (UTC)</th>
                   <th scope="col">Created (UTC)</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -158,6 +156,7 @@ export const KeysPage = () => {
                     <td class="num">{credits(k.dailyLimitWei)}</td>
                     <td class="num">{credits(k.monthlyLimitWei)}</td>
                     <td data-testid="key-models">{k.allowedModels.length === 0 ? "any" : k.allowedModels.join(", ")}</td>
+                    <td class="num" data-testid="key-spent">{spentBy(k.id)}</td>
                     <td>{utc(k.createdAt)}</td>
                     <td>
                       {k.status === "active" && <button type="button" onClick={() => act(k.id, "freezeKey")}>Freeze</button>}

@@ -5,6 +5,7 @@
 import { useSignal } from "@preact/signals"
 import { utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
+import { CopyButton } from "./CopyButton.tsx"
 import { call } from "./api.ts"
 
 /**
@@ -19,15 +20,7 @@ export const percent = (rate: number): string => `${(Math.round(rate * 1000) / 1
 export const ReferralSection = (props: { readonly baseUrl: string }) => {
   const version = useSignal(0)
   const dashboard = useRead(() => call((c) => c.referrals.getReferrals()), [version.value])
-  const copied = useSignal(false)
   const link = dashboard.state === "ready" ? absoluteLink(dashboard.value.referralLink, props.baseUrl) : undefined
-  const copy = async () => {
-    if (link === undefined) return
-    await navigator.clipboard.writeText(link).then(
-      () => (copied.value = true),
-      () => (copied.value = false)
-    )
-  }
   return (
     <section aria-labelledby="referrals">
       <h2 id="referrals">Referrals</h2>
@@ -41,7 +34,7 @@ export const ReferralSection = (props: { readonly baseUrl: string }) => {
           <div class="share">
             <label for="referral-link">Your referral link</label>
             <input id="referral-link" data-testid="referral-link" readOnly value={link} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-            <button type="button" onClick={copy}>{copied.value ? "Copied" : "Copy link"}</button>
+            <CopyButton text={link} label="Copy link" />
           </div>
           <dl class="figures">
             <div><dt>Clicks</dt><dd data-testid="referral-clicks">{dashboard.value.clicks}</dd></div>
