@@ -7,6 +7,7 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
+import { formatScaled } from "../web/shared/format.ts"
 import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
 import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
 import type { Mailbox } from "./support/mailbox.ts"
@@ -93,7 +94,7 @@ describe("the console's logs and activity", () => {
     }
     await expect.poll(() => page.getByTestId("bill-charge-wei").textContent(), { timeout: 10_000 }).toBe(apiBill.bill.chargeWei)
     expect(apiBill.bill.chargeWei).toBe(chosen.chargeWei)
-    expect(await page.getByTestId("bill-charge").textContent()).toBe(credits(apiBill.bill.chargeWei))
+    expect(await page.getByTestId("bill-charge").textContent()).toBe(formatScaled(apiBill.bill.chargeWei))
     expect(await page.getByTestId("bill").locator("table").nth(1).locator("tbody tr").count()).toBe(apiBill.attempts.length)
 
     // Activity: the day's total is the sum of the three charges, exactly; the table splits it by model.

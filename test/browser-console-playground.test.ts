@@ -7,6 +7,7 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
+import { formatScaled } from "../web/shared/format.ts"
 import { openPage, type PagesService } from "./support/browser.ts"
 import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
 import type { Mailbox } from "./support/mailbox.ts"
@@ -69,7 +70,8 @@ describe("the playground", () => {
     expect(await page.getByTestId("header-modelUsed").textContent()).toBe(stored.modelUsed)
     expect(await page.getByTestId("header-modelRequested").textContent()).toBe(stored.modelRequested)
     expect(await page.getByTestId("header-chooser").textContent()).toBe(stored.chooser)
-    expect(charge).toBe(credits(stored.bill.chargeWei))
+    expect(charge).toBe(formatScaled(stored.bill.chargeWei))
+    expect(await page.getByTestId("bill-charge-wei").textContent()).toBe(stored.bill.chargeWei)
     expect(BigInt(stored.bill.chargeWei) > 0n).toBe(true)
     const after = await account(page)
     expect(after.spentWei).toBe(stored.bill.chargeWei)

@@ -9,6 +9,7 @@
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
+import { formatScaled } from "../web/shared/format.ts"
 import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
 import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
 import type { Mailbox } from "./support/mailbox.ts"
@@ -97,11 +98,11 @@ describe("a new user's whole path", () => {
     await row.getByRole("button").first().click()
     await expect.poll(() => a.getByTestId("bill-charge").textContent(), { timeout: 10_000 }).toBe(charge)
     const stored = await json<{ bill: { chargeWei: string } }>(a, `/v1/generations/${requestId}`)
-    expect(charge).toBe(credits(stored.bill.chargeWei))
+    expect(charge).toBe(formatScaled(stored.bill.chargeWei))
     // The keys page shows what that key has spent.
     await nav(a, "Keys")
     const walkKey = a.getByTestId("keys-table").locator("tbody tr", { hasText: "walk" })
-    await expect.poll(() => walkKey.getByTestId("key-spent").textContent(), { timeout: 10_000 }).toBe(charge)
+    await expect.poll(() => walkKey.getByTestId("key-spent").textContent(), { timeout: 10_000 }).toBe(credits(stored.bill.chargeWei))
 
     // An organization; B is invited and accepts in a second browser, at phone width.
     await nav(a, "Organizations")

@@ -31,6 +31,8 @@ const nameOf = (group: { readonly group: string | null; readonly label: string |
   group.group === null ? "no key" : by === "model" || group.label === null ? group.group : `${group.label} (${group.group})`
 
 /** Exact credits with every decimal, for the CSV. */
+const creditTick = (value: number) => (value === 0 ? "0" : value.toLocaleString("en-US", { maximumSignificantDigits: 3 }))
+
 const exact = (wei: string) => formatScaled(wei, 18).replace(/,/g, "")
 
 const Chart = (props: { readonly activity: Activity }) => {
@@ -56,7 +58,8 @@ const Chart = (props: { readonly activity: Activity }) => {
           height: 300,
           tzDate: (ts) => UPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
           scales: { x: { time: true } },
-          axes: [{ label: "UTC day" }, { label: "credits", size: 70 }],
+          // uPlot's default ticks keep 3 decimals, which reads a day of small requests as 0: 3 significant digits do not.
+          axes: [{ label: "UTC day" }, { label: "credits", size: 80, values: (_chart, ticks) => ticks.map(creditTick) }],
           series: [{ label: "UTC day" }, ...groups.map((g, i) => ({ label: nameOf(g, activity.by), stroke: COLORS[i % COLORS.length]!, width: 2, points: { show: true } }))],
           legend: { show: true }
         },

@@ -17,7 +17,11 @@ export const BillDetail = (props: { readonly generation: Generation }) => {
   return (
     <div class="bill" data-testid="bill">
       <dl class="figures">
-        <div><dt>Charged, credits</dt><dd class="big" data-testid="bill-charge">{credits(g.bill.chargeWei)}</dd></div>
+        <div>
+          <dt>Charged, credits (exact)</dt>
+          <dd class="big" data-testid="bill-charge">{formatScaled(g.bill.chargeWei)}</dd>
+          <dd class="muted"><span data-testid="bill-charge-wei">{g.bill.chargeWei}</span> wei</dd>
+        </div>
         <div><dt>Model used</dt><dd>{g.modelUsed}{g.modelUsed !== g.modelRequested ? ` (asked: ${g.modelRequested})` : ""}</dd></div>
         <div><dt>Outcome</dt><dd>{g.status}{g.stream ? ", streamed" : ""}</dd></div>
         <div><dt>Sent (UTC)</dt><dd>{utc(g.createdAt)}</dd></div>

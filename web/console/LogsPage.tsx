@@ -6,7 +6,7 @@ import { useSignal } from "@preact/signals"
 import { Fragment } from "preact"
 import { useEffect } from "preact/hooks"
 import type { GenerationSummary, GenerationView } from "../../src/api/GenerationsApi.ts"
-import { formatScaled, utc } from "../shared/format.ts"
+import { utc } from "../shared/format.ts"
 import { useRead } from "../shared/useRead.tsx"
 import { call } from "./api.ts"
 import { BillDetail } from "./BillDetail.tsx"
@@ -212,13 +212,7 @@ export const LogsPage = () => {
                         {bill.value.state === "loading" && <p class="loading" role="status">Loading the bill…</p>}
                         {bill.value.state === "failed" && <p class="error" role="alert">Could not load the bill: {bill.value.message}</p>}
                         {bill.value.state === "ready" && (
-                          <>
-                            <p>
-                              Charged exactly <span data-testid="bill-charge-exact">{formatScaled(bill.value.value.bill.chargeWei)}</span> credits (
-                              <span data-testid="bill-charge-wei">{bill.value.value.bill.chargeWei}</span> wei).
-                            </p>
-                            <BillDetail generation={bill.value.value} />
-                          </>
+                          <BillDetail generation={bill.value.value} />
                         )}
                       </td>
                     </tr>
