@@ -8,7 +8,7 @@ import { Clock, Effect, Either, Schema } from "effect"
 import type { ValidationFailed } from "../../domain/errors.ts"
 import { type ActivityWindow, activityWindow, checkRange, daysOf, encodeCursor, type LogCursor, parseCursor } from "../../domain/exchange/logs.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
-import { UsageRecord } from "./Generations.ts"
+import { GenerationRow } from "./Generations.ts"
 
 export interface LogQuery {
   readonly limit: number
@@ -20,18 +20,11 @@ export interface LogQuery {
   readonly to?: Date | undefined
 }
 
+/** A page's row: the stored bill's columns the list shows (GenerationRow's own schemas), and the cursor's instant. */
 const LogRow = Schema.Struct({
-  id: Schema.String,
-  apiKeyId: Schema.NullOr(Schema.String),
-  inboundFormat: Schema.Literal("chat", "messages"),
-  stream: Schema.Boolean,
-  status: Schema.Literal("completed", "interrupted"),
-  modelRequested: Schema.String,
-  modelUsed: Schema.String,
-  provider: Schema.String,
-  usage: UsageRecord,
-  chargeWei: Schema.BigInt,
-  createdAt: Schema.DateFromSelf,
+  ...GenerationRow.pick(
+    "id", "apiKeyId", "inboundFormat", "stream", "status", "modelRequested", "modelUsed", "provider", "usage", "chargeWei", "createdAt"
+  ).fields,
   cursorAt: Schema.String
 })
 export type LogRow = typeof LogRow.Type
