@@ -32,7 +32,7 @@ import { type RateLimitDecision, rateLimitHeaders, RateLimits } from "../platfor
 import { AutoRouter } from "./AutoRouter.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
-import { type Attempt, SettlementService } from "./Settlement.ts"
+import { SettlementService } from "./Settlement.ts"
 import type { UpstreamFailure } from "./upstreamHttp.ts"
 import { UpstreamRouter } from "./UpstreamRouter.ts"
 
@@ -177,19 +177,18 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die })
           )
           const answer = yield* Deferred.make<InferenceAnswer<Body>, AllKeysExhausted | ValidationFailed | InternalError>()
-          const attempts: Array<Attempt> = []
           let holdClosed = false
           const requested = plan.candidates[0]!.key
           const revision = latestRevision(snap.inputs)
 
           const run = Effect.gen(function* () {
-            const routed = yield* Effect.either(router.route({ chat, plan, stream: call.stream, inputTokensOf, outputTokens, attempts, pin }))
+            const routed = yield* Effect.either(router.route({ chat, plan, stream: call.stream, inputTokensOf, outputTokens, pin }))
             if (Either.isLeft(routed)) {
               // The vendor refused the request itself (a parameter it rejects): the request aborts, nothing is charged.
               yield* Effect.ignore(ledger.release(requestId))
               return yield* Deferred.fail(answer, routed.left)
             }
-            const served = routed.right
+            const { attempts, served } = routed.right
             if (Option.isNone(served)) {
               // Released before the answer goes out, so a client that reads its account next sees nothing reserved.
               yield* Effect.ignore(ledger.release(requestId))
@@ -198,7 +197,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                 new AllKeysExhausted({ message: `Every upstream key for ${plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.` })
               )
             }
-            const { model, keyId, events, reconcile } = served.value
+            const { model, keyId, reply, reconcile } = served.value
             const meta: ReplyMeta = { id: requestId, model: model.key, created: Math.floor(createdAt.getTime() / 1000) }
             // The conversation's next turns go where this one went: pinned before the answer starts, so a client's next
             // turn (which may follow at once) finds it. One round trip, on requests with a conversation_id only.
@@ -253,15 +252,13 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               creditsRemaining: credits(balanceWei),
               requestsRemaining: rate?.remaining ?? null
             })
-            const withoutExcluded = chat.reasoning?.exclude === true
-              ? Stream.filter(events, (e) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature")
-              : events
+            const excludesReasoning = chat.reasoning?.exclude === true
+            const notReasoning = (e: ChatEvent) => e.type !== "reasoning_delta" && e.type !== "reasoning_signature"
 
-            if (!call.stream) {
-              const collected = yield* Effect.either(Stream.runCollect(withoutExcluded))
-              // A non-streaming answer is read whole inside the call; a failure here is a defect of the parser.
-              const result = foldEvents(Either.isRight(collected) ? collected.right : [])
-              const settled = yield* settleWith(result, Either.isRight(collected))
+            if (reply._tag === "Whole") {
+              // A non-streaming answer arrives read and parsed inside the call: its events are folded as they are.
+              const result = foldEvents(excludesReasoning ? reply.events.filter(notReasoning) : reply.events)
+              const settled = yield* settleWith(result, true)
               return yield* Deferred.succeed(answer, {
                 _tag: "Whole",
                 headers: {
@@ -274,6 +271,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
               })
             }
 
+            const withoutExcluded = excludesReasoning ? Stream.filter(reply.events, notReasoning) : reply.events
             const frames = yield* Queue.unbounded<string>()
             const clientGone = yield* Deferred.make<void>()
             const render = renderer.stream(meta)

@@ -1,8 +1,8 @@
 /**
  * Calling upstream with fallback (DESIGN.md section 10): each candidate in order, each of its provider's keys the pool
  * admits (a pinned conversation's key first), until one answers. A 429, 5xx, timeout or cut before the first event
- * rests the key and moves on; a vendor's 4xx refusing the request itself aborts with 422 carrying its words. Every
- * attempt is recorded for the stored bill.
+ * rests the key and moves on; a vendor's 4xx refusing the request itself aborts with 422 carrying its words. The
+ * attempts made are returned with the outcome, for the stored bill.
  */
 import { Effect, Either, Option, type Stream } from "effect"
 import type { ChatEvent, ChatRequest } from "../../domain/exchange/canonical.ts"
@@ -10,10 +10,10 @@ import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts
 import type { CandidatePlan, RoutableModel } from "../../domain/exchange/routing.ts"
 import { ValidationFailed } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { callUpstream } from "./Adapters.ts"
 import type { Pin } from "./AutoRouter.ts"
 import { KeyPools } from "./KeyPools.ts"
 import { Providers } from "./Providers.ts"
+import { adapterFor, type UpstreamTarget } from "./providers/index.ts"
 import type { Attempt } from "./Settlement.ts"
 import type { UpstreamFailure } from "./upstreamHttp.ts"
 
@@ -23,16 +23,36 @@ export interface RouteAttempt {
   readonly stream: boolean
   readonly inputTokensOf: (m: RoutableModel) => number
   readonly outputTokens: number
-  /** Filled in as the attempts are made. */
-  readonly attempts: Array<Attempt>
   readonly pin: Pin | undefined
 }
+
+/**
+ * The answer of the attempt that served: a non-streaming one arrives read and parsed (its events as an array, no
+ * Stream to run), a streaming one as the events still to come.
+ */
+export type Reply =
+  | { readonly _tag: "Whole"; readonly events: ReadonlyArray<ChatEvent> }
+  | { readonly _tag: "Stream"; readonly events: Stream.Stream<ChatEvent, UpstreamFailure> }
 
 export interface Served {
   readonly model: RoutableModel
   readonly keyId: string
-  readonly events: Stream.Stream<ChatEvent, UpstreamFailure>
+  readonly reply: Reply
   readonly reconcile: (tokens: number) => void
+}
+
+/** Every attempt made, in order (the last is the one that served, if one did). */
+export interface Routed {
+  readonly attempts: ReadonlyArray<Attempt>
+  readonly served: Option.Option<Served>
+}
+
+/** One call: the whole answer, or the stream once its first event arrived. */
+const call = (chat: ChatRequest, target: UpstreamTarget, stream: boolean): Effect.Effect<Reply, UpstreamFailure> => {
+  const adapter = adapterFor(target.provider.format)
+  return stream
+    ? Effect.map(adapter.stream(chat, target), (events): Reply => ({ _tag: "Stream", events }))
+    : Effect.map(adapter.complete(chat, target), (events): Reply => ({ _tag: "Whole", events }))
 }
 
 /** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
@@ -63,9 +83,10 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
     const providers = yield* Providers
     const keyPools = yield* KeyPools
 
-    /** Tries each candidate's keys in order until one answers; the attempts are recorded either way. */
-    const route = ({ attempts, chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.Effect<Option.Option<Served>, ValidationFailed> =>
+    /** Tries each candidate's keys in order until one answers; the attempts are returned either way. */
+    const route = ({ chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.Effect<Routed, ValidationFailed> =>
       Effect.gen(function* () {
+        const attempts: Array<Attempt> = []
         for (const model of plan.candidates) {
           if (providers.pool(model.provider.name) === undefined) continue
           const tried = new Set<string>()
@@ -79,7 +100,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
             tried.add(admission.key.id)
             const started = Date.now()
             const outcome = yield* Effect.either(
-              callUpstream(chat, {
+              call(chat, {
                 provider: model.provider,
                 key: admission.key,
                 upstreamModel: model.card.sdkId,
@@ -91,7 +112,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
             )
             if (Either.isRight(outcome)) {
               attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: Date.now() - started })
-              return Option.some<Served>({ model, keyId: admission.key.id, events: outcome.right, reconcile: admission.reconcile })
+              return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }
             }
             const failure = outcome.left
             attempts.push({
@@ -114,7 +135,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
             )
           }
         }
-        return Option.none<Served>()
+        return { attempts, served: Option.none<Served>() }
       })
 
     return { route } as const

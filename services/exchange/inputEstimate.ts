@@ -8,7 +8,7 @@ import { Duration, Effect } from "effect"
 import type { ChatRequest } from "../../domain/exchange/canonical.ts"
 import { estimateInputTokens } from "../../domain/exchange/estimate.ts"
 import type { RoutableModel } from "../../domain/exchange/routing.ts"
-import { countUpstream } from "./Adapters.ts"
+import { adapterFor } from "./providers/index.ts"
 
 const COUNT_TIMEOUT = Duration.seconds(2)
 
@@ -32,9 +32,13 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
     of: (model) => counted.get(model.key) ?? localOf(model.provider.name),
     countWithVendors: (models) =>
       Effect.forEach(
-        models.filter((m) => m.provider.format !== "openai-chat" && !counted.has(m.key) && m.provider.keys.length > 0),
-        (model) =>
-          countUpstream(chat, {
+        models.flatMap((model) => {
+          // Only formats whose vendor publishes a counter have one (not the OpenAI-shaped ones).
+          const countTokens = adapterFor(model.provider.format).countTokens
+          return countTokens !== undefined && !counted.has(model.key) && model.provider.keys.length > 0 ? [{ model, countTokens }] : []
+        }),
+        ({ countTokens, model }) =>
+          countTokens(chat, {
             provider: model.provider,
             key: model.provider.keys[0]!,
             upstreamModel: model.card.sdkId,
@@ -42,7 +46,7 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
             firstByteTimeoutMs: Duration.toMillis(COUNT_TIMEOUT)
           }).pipe(
             Effect.timeout(COUNT_TIMEOUT),
-            Effect.tap((n) => Effect.sync(() => n !== undefined && counted.set(model.key, n))),
+            Effect.tap((n) => Effect.sync(() => counted.set(model.key, n))),
             Effect.catchAll((failure) => Effect.logDebug("a vendor's token counter failed; using the local estimate", failure))
           ),
         { concurrency: "unbounded", discard: true }

@@ -1,0 +1,41 @@
+/**
+ * Gemini generateContent (domain/exchange/translate/geminiUpstream.ts): the key goes in `x-goog-api-key`; the
+ * streaming path is its own endpoint (`:streamGenerateContent?alt=sse`, chosen by the builder); the vendor publishes
+ * a token counter (`:countTokens`).
+ */
+import { Effect, Redacted } from "effect"
+import type { ChatRequest } from "../../../domain/exchange/canonical.ts"
+import type { UpstreamKey } from "../../../domain/exchange/providers.ts"
+import { geminiOptionsOf } from "../../../domain/exchange/traits.ts"
+import {
+  buildGeminiCountTokensRequest,
+  buildGeminiRequest,
+  makeGeminiStreamParser,
+  parseGeminiCountTokens,
+  parseGeminiResponse
+} from "../../../domain/exchange/translate/geminiUpstream.ts"
+import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
+import { completeJson, countJson, type SseParser, streamSse } from "./shared.ts"
+
+const headersOf = (key: UpstreamKey): Record<string, string> => ({ "x-goog-api-key": Redacted.value(key.secret) })
+
+const requestOf = (chat: ChatRequest, target: UpstreamTarget, stream: boolean) =>
+  buildGeminiRequest(chat, { upstreamModel: target.upstreamModel, stream, ...geminiOptionsOf(target.traits) })
+
+/** Gemini names no SSE events: every message is one `data:` chunk of the reply. */
+const streamParser = (): SseParser => {
+  const parse = makeGeminiStreamParser()
+  return (_event, data) => parse(data)
+}
+
+export const gemini: ProviderAdapter = {
+  format: "gemini",
+  complete: (chat, target) =>
+    Effect.suspend(() => completeJson(target, headersOf(target.key), requestOf(chat, target, false), parseGeminiResponse)),
+  stream: (chat, target) =>
+    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser())),
+  countTokens: (chat, target) =>
+    Effect.suspend(() =>
+      countJson(target, headersOf(target.key), buildGeminiCountTokensRequest(chat, { upstreamModel: target.upstreamModel }), parseGeminiCountTokens)
+    )
+}

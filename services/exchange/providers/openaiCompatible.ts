@@ -1,0 +1,31 @@
+/**
+ * OpenAI chat completions, the format of OpenAI and of every OpenAI-compatible vendor (xAI, DeepSeek, Mistral ...):
+ * the vendor's quirks live in the pure translator (domain/exchange/translate/openaiChatUpstream.ts). These vendors
+ * publish no token counter for chat completions, so this adapter has none.
+ */
+import { Effect, Redacted } from "effect"
+import type { ChatRequest } from "../../../domain/exchange/canonical.ts"
+import type { UpstreamKey } from "../../../domain/exchange/providers.ts"
+import { openaiChatOptionsOf } from "../../../domain/exchange/traits.ts"
+import { buildOpenaiChatRequest, makeOpenaiChatStreamParser, parseOpenaiChatResponse } from "../../../domain/exchange/translate/openaiChatUpstream.ts"
+import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
+import { completeJson, type SseParser, streamSse } from "./shared.ts"
+
+const headersOf = (key: UpstreamKey): Record<string, string> => ({ authorization: `Bearer ${Redacted.value(key.secret)}` })
+
+const requestOf = (chat: ChatRequest, target: UpstreamTarget, stream: boolean) =>
+  buildOpenaiChatRequest(chat, { upstreamModel: target.upstreamModel, vendor: target.vendor, stream, ...openaiChatOptionsOf(target.traits) })
+
+/** The format names no SSE events: every message is a `data:` chunk (or the `[DONE]` terminator). */
+const streamParser = (): SseParser => {
+  const parse = makeOpenaiChatStreamParser()
+  return (_event, data) => parse(data)
+}
+
+export const openaiCompatible: ProviderAdapter = {
+  format: "openai-chat",
+  complete: (chat, target) =>
+    Effect.suspend(() => completeJson(target, headersOf(target.key), requestOf(chat, target, false), parseOpenaiChatResponse)),
+  stream: (chat, target) =>
+    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser()))
+}

@@ -1,0 +1,89 @@
+/**
+ * What every upstream format does the same way: POST a JSON body to the provider's base URL, read a whole answer as
+ * JSON, read a streamed one as server-sent events, and turn a pure parser's verdict into the call's failure. The
+ * formats differ only in their headers, their request builders and their parsers (one file each beside this one).
+ */
+import { Effect, Either, Stream } from "effect"
+import type { ChatEvent } from "../../../domain/exchange/canonical.ts"
+import type { UpstreamProtocolError, UpstreamStreamError } from "../../../domain/exchange/upstreamErrors.ts"
+import { openSse, postJson, readText, UpstreamFailure, type UpstreamResponse } from "../upstreamHttp.ts"
+import type { UpstreamTarget } from "./ProviderAdapter.ts"
+
+/** A vendor request as the pure builders make it: the path below the provider's base URL and the JSON body. */
+export interface UpstreamRequest {
+  readonly path: string
+  readonly body: unknown
+}
+
+type ParserError = UpstreamProtocolError | UpstreamStreamError
+
+/** A stateful parser of one stream's SSE messages (`event:` name, `data:` payload) into canonical events. */
+export type SseParser = (event: string | undefined, data: string) => Either.Either<ReadonlyArray<ChatEvent>, ParserError>
+
+type Destination = Pick<UpstreamTarget, "provider" | "firstByteTimeoutMs">
+
+/** A pure parser's refusal as the call's failure: an error the vendor reported mid-stream stays a `stream` failure. */
+export const protocolFailure = (error: ParserError): UpstreamFailure =>
+  new UpstreamFailure({
+    kind: error._tag === "UpstreamStreamError" ? "stream" : "protocol",
+    message: error.message,
+    status: error.status
+  })
+
+const parsed = <A>(result: Either.Either<A, ParserError>): Either.Either<A, UpstreamFailure> => Either.mapLeft(result, protocolFailure)
+
+const send = (destination: Destination, headers: Readonly<Record<string, string>>, request: UpstreamRequest) =>
+  postJson(`${destination.provider.baseUrl}${request.path}`, headers, JSON.stringify(request.body), destination.firstByteTimeoutMs)
+
+/** The whole body parsed as JSON once; `notJson` says what was expected when it is not. */
+export const readJson = (response: UpstreamResponse, notJson: string): Effect.Effect<unknown, UpstreamFailure> =>
+  Effect.flatMap(readText(response), (text) =>
+    Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new UpstreamFailure({ kind: "protocol", message: notJson })
+    }))
+
+/** Sends a non-streaming request and parses the whole answer into its events, without a Stream. */
+export const completeJson = (
+  destination: Destination,
+  headers: Readonly<Record<string, string>>,
+  request: UpstreamRequest,
+  parse: (json: unknown) => Either.Either<ReadonlyArray<ChatEvent>, ParserError>
+): Effect.Effect<ReadonlyArray<ChatEvent>, UpstreamFailure> =>
+  Effect.gen(function* () {
+    const response = yield* send(destination, headers, request)
+    const json = yield* readJson(response, "the upstream answer is not JSON")
+    return yield* parsed(parse(json))
+  })
+
+/**
+ * Sends a streaming request; succeeds once the answer's head and first event arrived (openSse), so a vendor that
+ * fails or stays silent before it is still a failed attempt, not a broken stream.
+ */
+export const streamSse = (
+  destination: Destination,
+  headers: Readonly<Record<string, string>>,
+  request: UpstreamRequest,
+  parse: SseParser
+): Effect.Effect<Stream.Stream<ChatEvent, UpstreamFailure>, UpstreamFailure> =>
+  Effect.gen(function* () {
+    const response = yield* send(destination, headers, request)
+    const messages = yield* openSse(response, destination.firstByteTimeoutMs)
+    return messages.pipe(
+      Stream.mapEffect((message) => parsed(parse(message.event, message.data))),
+      Stream.flattenIterables
+    )
+  })
+
+/** Asks a vendor's token counter and parses its number. */
+export const countJson = (
+  destination: Destination,
+  headers: Readonly<Record<string, string>>,
+  request: UpstreamRequest,
+  parse: (json: unknown) => Either.Either<number, ParserError>
+): Effect.Effect<number, UpstreamFailure> =>
+  Effect.gen(function* () {
+    const response = yield* send(destination, headers, request)
+    const json = yield* readJson(response, "the token count is not JSON")
+    return yield* parsed(parse(json))
+  })
