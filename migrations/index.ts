@@ -20,6 +20,7 @@ import appGrants from "./0015_app_grants.ts"
 import transfers from "./0016_transfers.ts"
 import keyHolders from "./0017_key_holders.ts"
 import generationLogs from "./0018_generation_logs.ts"
+import settleBatch from "./0019_settle_batch.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -39,5 +40,6 @@ export const migrations = {
   "0015_app_grants": appGrants,
   "0016_transfers": transfers,
   "0017_key_holders": keyHolders,
-  "0018_generation_logs": generationLogs
+  "0018_generation_logs": generationLogs,
+  "0019_settle_batch": settleBatch
 }

@@ -6,7 +6,7 @@
  * waiting on a query from another connection would wait forever.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import {
   capWindows,
   coversAmount,
@@ -39,6 +39,11 @@ export interface SettleInput {
   readonly requestId: string
   /** The actual cost; it may exceed the hold (the balance may then go negative). */
   readonly chargeWei: bigint
+  /**
+   * Whom to charge when the hold is gone (a reservation commits asynchronously, so a database crash can drop it): the
+   * account, the credential, and the member whose spending pool counts the charge. Without it, no hold is NotFound.
+   */
+  readonly chargeTo?: { readonly accountId: string; readonly apiKeyId: string | null; readonly memberCfId: string | null }
 }
 
 export type LedgerEntry = EntryRow
@@ -57,6 +62,8 @@ export interface Settlement {
   readonly balanceWei: bigint
   /** True when this request was settled before: nothing was charged this time. */
   readonly alreadySettled: boolean
+  /** False when the hold was gone and the charge went to `chargeTo`. */
+  readonly holdFound: boolean
 }
 
 export interface AccountLimits {
@@ -291,27 +298,55 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
       )
 
     /**
-     * Charges the actual cost of `requestId` and closes its hold, in one statement (`ledger_settle`). Settling twice
-     * charges once. A hold already released (by the sweeper, after a long request) is still charged: the work was done.
+     * Charges the actual cost of each request and closes its hold, all in one statement (`ledger_settle_batch`): one
+     * transaction, one WAL flush, each account locked once. Settling twice charges once. A hold already released (by
+     * the sweeper, after a long request) is still charged: the work was done; so is a hold that is gone, to the
+     * item's `chargeTo`. One result per item, in order: NotFound when there was no hold and nobody to charge.
      * `alongside` is a data-modifying statement run in the same statement (so the same transaction) that reads the
-     * function's row as `settled` (columns outcome, charged_wei, balance_wei, account_id): the exchange's stored bill.
+     * function's rows as `settled` (columns request_id, outcome, charged_wei, balance_wei, account_id): the exchange's
+     * stored bills.
      */
-    const settle = (input: SettleInput, alongside?: Statement.Fragment) =>
-      (input.chargeWei < 0n ? Effect.dieMessage(`a charge cannot be negative (${input.chargeWei})`) : now).pipe(
-        Effect.flatMap((at) =>
-          repository.settle({ requestId: input.requestId, chargeWei: input.chargeWei.toString(), at, alongside })
-        ),
-        Effect.flatMap((row) =>
-          row.outcome === "no_hold"
-            ? Effect.fail(new NotFound({ message: `No hold for request ${input.requestId}.` }))
-            : Effect.succeed({
-              requestId: input.requestId,
+    const settleBatch = (
+      inputs: ReadonlyArray<SettleInput>,
+      alongside?: Statement.Fragment
+    ): Effect.Effect<ReadonlyArray<Either.Either<Settlement, NotFound>>> =>
+      Effect.gen(function* () {
+        const negative = inputs.find((input) => input.chargeWei < 0n)
+        if (negative !== undefined) return yield* Effect.dieMessage(`a charge cannot be negative (${negative.chargeWei})`)
+        const rows = yield* repository.settleBatch(
+          inputs.map((input) => ({
+            requestId: input.requestId,
+            chargeWei: input.chargeWei,
+            accountId: input.chargeTo?.accountId ?? null,
+            apiKeyId: input.chargeTo?.apiKeyId ?? null,
+            memberCfId: input.chargeTo?.memberCfId ?? null
+          })),
+          yield* now,
+          alongside
+        )
+        if (rows.length !== inputs.length) return yield* Effect.dieMessage(`a batch of ${inputs.length} settlements answered ${rows.length} rows`)
+        return rows.map((row, i) =>
+          row.outcome === "no_hold" || row.outcome === "no_account"
+            ? Either.left(
+              new NotFound({
+                message: row.outcome === "no_hold"
+                  ? `No hold for request ${inputs[i]!.requestId}.`
+                  : `No account ${inputs[i]!.chargeTo?.accountId} to charge request ${inputs[i]!.requestId} to.`
+              })
+            )
+            : Either.right({
+              requestId: row.requestId,
               chargedWei: row.chargedWei ?? 0n,
               balanceWei: row.balanceWei ?? 0n,
-              alreadySettled: row.outcome === "already_settled"
+              alreadySettled: row.outcome === "already_settled",
+              holdFound: row.holdFound
             } satisfies Settlement)
         )
-      )
+      })
+
+    /** One settlement, as a batch of one. */
+    const settle = (input: SettleInput, alongside?: Statement.Fragment) =>
+      Effect.flatMap(settleBatch([input], alongside), ([result]) => result!)
 
     /** Gives a live hold back without charging (`ledger_release`); false when it was already released or settled. */
     const release = (requestId: string) =>
@@ -385,6 +420,7 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
       transfer,
       reserve,
       settle,
+      settleBatch,
       release,
       sweepExpired,
       account,

@@ -49,6 +49,15 @@ export const HoldRow = Schema.Struct({
 })
 export type HoldRow = typeof HoldRow.Type
 
+const settleItemsJson = (items: ReadonlyArray<SettleItem>) =>
+  JSON.stringify(items.map((item) => ({
+    request_id: item.requestId,
+    charge: item.chargeWei.toString(),
+    account_id: item.accountId,
+    api_key_id: item.apiKeyId,
+    member: item.memberCfId
+  })))
+
 const ACCOUNT_COLUMNS = "id, balance_wei, reserved_wei, daily_limit_wei, weekly_limit_wei, monthly_limit_wei"
 const ENTRY_COLUMNS = "id, account_id, kind, amount_wei, balance_after_wei, reference, api_key_id, note, created_at"
 
@@ -103,12 +112,26 @@ export const ReserveOutcome = Schema.Literal(
   ...SpendingScope.literals
 )
 
-export interface SettleCall {
+/** One settlement of a batch: what `ledger_settle_batch` (migration 0019) reads from its JSON array. */
+export interface SettleItem {
   readonly requestId: string
-  readonly chargeWei: string
-  readonly at: Date
-  readonly alongside: Statement.Fragment | undefined
+  readonly chargeWei: bigint
+  /** What a settlement whose hold is gone charges: the account, the credential, the member whose pool counts it. */
+  readonly accountId: string | null
+  readonly apiKeyId: string | null
+  readonly memberCfId: string | null
 }
+
+export const SettleOutcome = Schema.Literal("settled", "already_settled", "no_hold", "no_account")
+
+export const SettledRow = Schema.Struct({
+  requestId: Schema.String,
+  outcome: SettleOutcome,
+  holdFound: Schema.Boolean,
+  chargedWei: NullableWei,
+  balanceWei: NullableWei
+})
+export type SettledRow = typeof SettledRow.Type
 
 export class LedgerRepository extends Effect.Service<LedgerRepository>()("LedgerRepository", {
   effect: Effect.gen(function* () {
@@ -232,18 +255,18 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
           ${call.expiresAt}, ${call.memberCfId})`
     })
 
-    /** `ledger_settle` (migration 0010), with `alongside` (reading the row as `settled`) in the same statement. */
-    const settle = SqlSchema.single({
-      Request: Schema.Any as Schema.Schema<SettleCall>,
-      Result: Schema.Struct({
-        outcome: Schema.Literal("settled", "already_settled", "no_hold"),
-        chargedWei: NullableWei,
-        balanceWei: NullableWei
-      }),
-      execute: (call) => sql`
-        WITH settled AS MATERIALIZED (SELECT * FROM ledger_settle(${call.requestId}, ${call.chargeWei}::numeric, ${call.at}))
-        ${call.alongside === undefined ? sql`` : sql`, alongside AS (${call.alongside})`}
-        SELECT outcome, charged_wei::text AS charged_wei, balance_wei::text AS balance_wei FROM settled`
+    /**
+     * `ledger_settle_batch` (migration 0019): the items in one statement, so one transaction and one WAL flush, with
+     * `alongside` (a data-modifying statement reading the function's rows as `settled`) in the same statement. The
+     * statement's text does not depend on the batch's size, so PostgreSQL plans it once per connection.
+     */
+    const settleBatch = SqlSchema.findAll({
+      Request: Schema.Any as Schema.Schema<{ items: ReadonlyArray<SettleItem>; at: Date; alongside: Statement.Fragment | undefined }>,
+      Result: SettledRow,
+      execute: ({ alongside, at, items }) => sql`
+        WITH settled AS MATERIALIZED (SELECT * FROM ledger_settle_batch(${settleItemsJson(items)}::jsonb, ${at}))
+        ${alongside === undefined ? sql`` : sql`, alongside AS (${alongside})`}
+        SELECT request_id, outcome, hold_found, charged_wei::text AS charged_wei, balance_wei::text AS balance_wei FROM settled`
     })
 
     /** `ledger_release` (migration 0010). */
@@ -310,7 +333,8 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
       poolUsage: (accountId: string, memberCfId: string, windows: { day: Date; week: Date; month: Date; since: Date }) =>
         orDieAtRepository(poolUsage({ accountId, memberCfId, ...windows })),
       reserve: (call: ReserveCall) => orDieAtRepository(reserve(call)),
-      settle: (call: SettleCall) => orDieAtRepository(settle(call)),
+      settleBatch: (items: ReadonlyArray<SettleItem>, at: Date, alongside?: Statement.Fragment) =>
+        orDieAtRepository(settleBatch({ items, at, alongside })),
       release: (requestId: string, at: Date) => orDieAtRepository(release({ requestId, at })),
       expiredHolds: (now: Date, limit: number) =>
         orDieAtRepository(Effect.map(expiredHolds({ now, limit }), (rows) => rows.map((row) => row.requestId))),

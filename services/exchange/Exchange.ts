@@ -222,6 +222,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                   requestId,
                   accountId: call.apiKey.accountId,
                   apiKeyId: call.apiKey.id,
+                  memberCfId: call.apiKey.holderCfId ?? null,
                   format: call.format,
                   stream: call.stream,
                   completed,

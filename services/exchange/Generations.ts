@@ -86,30 +86,65 @@ export interface SpendGroup {
   readonly requests: number
 }
 
+/**
+ * A row as `insertBills` reads it (its columns' names). Built field by field against the schema's encoded side, not
+ * run through the schema: the row is ours, built a few lines up the settlement, and this runs on every request.
+ */
+const billRecord = (row: GenerationRow) => {
+  const encoded: typeof GenerationRow.Encoded = {
+    ...row,
+    holdWei: row.holdWei.toString(),
+    chargeWei: row.chargeWei.toString()
+  }
+  return {
+    id: encoded.id,
+    account_id: encoded.accountId,
+    api_key_id: encoded.apiKeyId,
+    inbound_format: encoded.inboundFormat,
+    stream: encoded.stream,
+    status: encoded.status,
+    model_requested: encoded.modelRequested,
+    model_used: encoded.modelUsed,
+    provider: encoded.provider,
+    upstream_key: encoded.upstreamKey,
+    chooser: encoded.chooser,
+    usage: encoded.usage,
+    bill: encoded.bill,
+    attempts: encoded.attempts,
+    hold_wei: encoded.holdWei,
+    charge_wei: encoded.chargeWei,
+    cache_read_tokens: row.usage.cacheRead ?? 0,
+    cache_write_5m_tokens: row.usage.cacheWrite5m ?? 0,
+    cache_write_1h_tokens: row.usage.cacheWrite1h ?? 0,
+    created_at: encoded.createdAt.toISOString(),
+    settled_at: encoded.settledAt.toISOString()
+  }
+}
+
 export class Generations extends Effect.Service<Generations>()("Generations", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const encode = Schema.encodeSync(GenerationRow)
 
     /**
-     * The bill's insert, to run in the settlement's own statement (Ledger.settle's `alongside`): it is written only when
-     * that statement charged the request (`settled.outcome`), so a settlement repeated writes nothing twice.
+     * The bills' insert, to run in the settlement batch's own statement (Ledger.settleBatch's `alongside`): a bill is
+     * written only when that statement charged its request (`settled.outcome`), so a settlement repeated writes
+     * nothing twice. The rows travel as one JSON parameter, so the statement's text is the same for any batch.
      */
-    const insertOnSettle = (row: GenerationRow) => {
-      const e = encode(row)
-      return sql`
-        INSERT INTO generations (id, account_id, api_key_id, inbound_format, stream, status, model_requested, model_used, provider,
-          upstream_key, chooser, usage, bill, attempts, hold_wei, charge_wei, cache_read_tokens, cache_write_5m_tokens,
-          cache_write_1h_tokens, created_at, settled_at)
-        SELECT ${e.id}, ${e.accountId}::bigint, ${e.apiKeyId}, ${e.inboundFormat}, ${e.stream}, ${e.status}, ${e.modelRequested},
-          ${e.modelUsed}, ${e.provider}, ${e.upstreamKey}, ${e.chooser}, ${JSON.stringify(e.usage)}::jsonb,
-          ${JSON.stringify(e.bill)}::jsonb, ${JSON.stringify(e.attempts)}::jsonb, ${e.holdWei}::numeric, ${e.chargeWei}::numeric,
-          ${row.usage.cacheRead ?? 0}::bigint, ${row.usage.cacheWrite5m ?? 0}::bigint, ${row.usage.cacheWrite1h ?? 0}::bigint,
-          ${row.createdAt}::timestamptz, ${row.settledAt}::timestamptz
-        FROM settled WHERE settled.outcome = 'settled'
-        ON CONFLICT (id) DO NOTHING
-      `
-    }
+    const insertBills = (rows: ReadonlyArray<GenerationRow>) => sql`
+      INSERT INTO generations (id, account_id, api_key_id, inbound_format, stream, status, model_requested, model_used, provider,
+        upstream_key, chooser, usage, bill, attempts, hold_wei, charge_wei, cache_read_tokens, cache_write_5m_tokens,
+        cache_write_1h_tokens, created_at, settled_at)
+      SELECT g.id, g.account_id, g.api_key_id, g.inbound_format, g.stream, g.status, g.model_requested, g.model_used, g.provider,
+        g.upstream_key, g.chooser, g.usage, g.bill, g.attempts, g.hold_wei, g.charge_wei, g.cache_read_tokens,
+        g.cache_write_5m_tokens, g.cache_write_1h_tokens, g.created_at, g.settled_at
+      FROM jsonb_to_recordset(${JSON.stringify(rows.map(billRecord))}::jsonb) AS g (id text, account_id bigint, api_key_id text,
+        inbound_format text, stream boolean, status text, model_requested text, model_used text, provider text,
+        upstream_key text, chooser text, usage jsonb, bill jsonb, attempts jsonb, hold_wei numeric, charge_wei numeric,
+        cache_read_tokens bigint, cache_write_5m_tokens bigint, cache_write_1h_tokens bigint, created_at timestamptz,
+        settled_at timestamptz)
+      JOIN settled ON settled.request_id = g.id AND settled.outcome = 'settled'
+      ON CONFLICT (id) DO NOTHING
+    `
 
     const findOne = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, accountId: Schema.String }),
@@ -157,6 +192,6 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
       )
     }
 
-    return { insertOnSettle, find, cacheTotals, spendBreakdown } as const
+    return { insertBills, find, cacheTotals, spendBreakdown } as const
   })
 }) {}

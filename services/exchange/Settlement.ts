@@ -11,7 +11,8 @@ import type { ChatResult, Usage } from "../../domain/exchange/canonical.ts"
 import type { RoutableModel } from "../../domain/exchange/routing.ts"
 import { ROUTING_MARKUP, type Usd18 } from "../../domain/money.ts"
 import type { ConfirmedRevision } from "../../domain/oracle/inputs.ts"
-import { Ledger, type Settlement } from "../accounts/Ledger.ts"
+import { Ledger, type SettleInput, type Settlement } from "../accounts/Ledger.ts"
+import { makeGroupCommit } from "../platform/GroupCommit.ts"
 import { Generations, type GenerationRow } from "./Generations.ts"
 
 export interface Attempt {
@@ -28,6 +29,8 @@ export interface SettleRequest {
   readonly requestId: string
   readonly accountId: string
   readonly apiKeyId: string
+  /** Who issued the request's key or grant (its spending pool counts the charge, should the hold be gone). */
+  readonly memberCfId: string | null
   readonly format: "chat" | "messages"
   readonly stream: boolean
   readonly completed: boolean
@@ -85,10 +88,20 @@ export const billedUsage = (
   }
 }
 
+/** The most settlements one statement applies; more queued wait for the next. */
+const MAX_BATCH = 256
+
 export class SettlementService extends Effect.Service<SettlementService>()("SettlementService", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const ledger = yield* Ledger
     const generations = yield* Generations
+    // This replica's settlements, group-committed (DESIGN.md section 10): one statement charges a batch and stores its
+    // bills, so one WAL flush serves every request in it.
+    const batches = yield* makeGroupCommit({
+      run: (jobs: ReadonlyArray<{ readonly input: SettleInput; readonly bill: GenerationRow }>) =>
+        ledger.settleBatch(jobs.map((job) => job.input), generations.insertBills(jobs.map((job) => job.bill))),
+      maxBatch: MAX_BATCH
+    })
 
     const settle = (request: SettleRequest): Effect.Effect<Settled> =>
       Effect.gen(function* () {
@@ -140,10 +153,16 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
           createdAt: request.createdAt,
           settledAt: new Date()
         }
-        // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none.
-        const settlement = yield* ledger.settle({ requestId: request.requestId, chargeWei: bill.chargeWei }, generations.insertOnSettle(row)).pipe(
-          Effect.orDie
-        )
+        // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none. Charged
+        // whether or not the hold is still there, and once by request id.
+        const settlement = yield* batches.submit({
+          input: {
+            requestId: request.requestId,
+            chargeWei: bill.chargeWei,
+            chargeTo: { accountId: request.accountId, apiKeyId: request.apiKeyId, memberCfId: request.memberCfId }
+          },
+          bill: row
+        }).pipe(Effect.orDie)
         return { bill, usage, settlement }
       })
 
