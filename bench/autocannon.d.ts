@@ -4,8 +4,16 @@
 declare module "autocannon" {
   import type { EventEmitter } from "node:events"
 
+  /** One connection (its requests can be changed before they are sent: `setupClient`). */
+  export interface Client extends EventEmitter {
+    setHeaders(headers: Record<string, string>): void
+  }
+
   export interface Options {
     readonly url: string
+    readonly body?: string | Buffer
+    /** Called once per connection, as autocannon makes it (not in workers mode). */
+    readonly setupClient?: (client: Client) => void
     readonly connections?: number
     readonly duration?: number
     readonly pipelining?: number
@@ -42,7 +50,7 @@ declare module "autocannon" {
   }
 
   export interface Instance extends EventEmitter, PromiseLike<Result> {
-    on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this
+    on(event: "response", listener: (client: Client, statusCode: number, resBytes: number, responseTime: number) => void): this
     on(event: "reqError", listener: (error: Error) => void): this
     on(event: string, listener: (...args: Array<any>) => void): this
     stop(): void

@@ -8,11 +8,15 @@
  *   bare     a `node:http` pass-through proxy in front of the simulator (bench/passThroughProxy.ts: keep-alive agent,
  *            the response piped back, no parsing);
  *   exchange the service (`src/main.ts`) on a fresh PostgreSQL database, routed to the simulator by
- *            simulator/providers.yaml, model `openai/gpt-4.1` of the test/fixtures/exchange catalog, an API key of an
- *            account with credits: every request reserves a hold and settles a charge;
+ *            simulator/providers.yaml, model `openai/gpt-4.1` of the test/fixtures/exchange catalog, API keys of
+ *            accounts with credits (bench/exchangeTargets.ts: each account a wallet sign-in from its own client
+ *            address, a key, a grant): every request reserves a hold and settles a charge. One account serves every
+ *            phase but one; BENCH_CONNECTIONS (32) more serve the many-accounts load;
  *   portkey  the open-source Portkey gateway (`@portkey-ai/gateway`, its own bin), routed to the simulator by its
- *            `x-portkey-provider` / `x-portkey-custom-host` headers. When it cannot start or answer, its row says
- *            "not measured: <why>" and the rest of the bench goes on.
+ *            `x-portkey-provider` / `x-portkey-custom-host` headers. Its streams need @hono/node-server 1.14.1, which
+ *            package.json's `overrides` pin for it (from 1.14.2 on they answer 500, "TypeError: immutable",
+ *            Portkey-AI/gateway#1389; bench/exchangePortkey.ts). When it cannot start or answer, its row says
+ *            "not measured: <why>" (its stream cells alone when only its streams fail) and the bench goes on.
  *
  * Phases, every target in turn within each round (never two at once), so that drift on the machine spreads over all:
  *   latency   1 connection, sequential non-streaming requests: BENCH_LATENCY_WARMUP unmeasured, then
@@ -21,214 +25,62 @@
  *   TTFB      the same with `stream: true`, timed to the first body byte (the rest is read);
  *   load      autocannon, BENCH_CONNECTIONS (32) connections, non-streaming: a BENCH_WARMUP_SECONDS warm-up each,
  *             then BENCH_ROUNDS alternating rounds of BENCH_DURATION_SECONDS; the median round's req/s (2xx answers
- *             over the run's duration). After each exchange run the bench waits (up to 30 s) until the requests the
- *             run left in flight are settled, so that they do not overlap the next target's run;
+ *             over the run's duration). The exchange runs twice in each round: on ONE account (every connection
+ *             sends the same key: its row serialises the ledger), then over as many ACCOUNTS as connections (one
+ *             autocannon instance whose `setupClient` gives connection i account i's key, so the client and its 32
+ *             concurrent connections are the same as on one account; bench/exchangeMeasure.ts loadAccounts). The
+ *             references have no accounts: their many-accounts figure is their load figure. After each exchange run
+ *             the bench waits (up to 30 s) until the requests the run left in flight are settled on every account it
+ *             used, so that they do not overlap the next run;
  *   RSS       VmRSS of each target's process after the runs (/proc/<pid>/status);
- *   mix       after the billing check: latency and TTFB at 1 connection over a rotating mix (a reasoning request,
- *             a tool call, a ~2000-token prefix the vendor caches, the plain request), BENCH_MIX_REQUESTS (200) each;
+ *   mix       latency and TTFB at 1 connection over a rotating mix (a reasoning request, a tool call, a ~2000-token
+ *             prefix the vendor caches, the plain request), BENCH_MIX_REQUESTS (200) each;
  *   floor     the two ledger statements DESIGN.md section 10 puts on every billed request, alone over bare pg on the
  *             bench's database (bench/exchangeLedgerFloor.ts): the bound under the targets that design allows.
- * Correctness: every response must be 2xx (and the probes a chat completion / an SSE stream ending in [DONE]); for
- * the exchange, the account's `spentWei` (GET /v1/account) must grow by at least one charge per 2xx answer.
+ * Correctness: every response must be 2xx (and the probes a chat completion / an SSE stream ending in [DONE]).
+ * Billing (bench/exchangeBilling.ts), over every 2xx answer of every phase: each account's `spentWei` (GET
+ * /v1/account) must have grown, since it was made, by at least the charge of each request shape (measured alone: the
+ * plain and streaming request, and each of the mix's bodies) times the 2xx answers of that shape it got. The service's
+ * output is read line by line over the whole run (bench/exchangeLog.ts): lines at WARN or above are counted.
  *
- * Prints a Markdown table and the targets with PASS/MISS: added p50 of the exchange <= 1 ms; exchange throughput >=
- * 2x Portkey's; exchange throughput >= 0.5x the bare proxy's.
+ * Prints a Markdown table (a column per load: one account, many accounts), the mix's table, and the issue's targets
+ * for the exchange with PASS/MISS: added p50 at 1 connection <= 1 ms, non-streaming and for the stream's TTFB;
+ * throughput at 32 connections on one account >= 2x Portkey's (with the ratio); CPU per request (latency phase)
+ * <= 0.5x Portkey's; RSS <= 1.5x Portkey's; billing PASS over every answered request; nothing logged at WARN or above
+ * by the service. As INFO (no verdict): the one-account throughput over the bare proxy's (aim 0.5x), and the
+ * many-accounts throughput over Portkey's. A target that needs Portkey is "not evaluated" when Portkey was not measured.
+ * Then what the ledger floor says of the targets.
  *
  * Exit status: 0 when everything was measured (a MISS is a finding, and so is a Portkey that cannot run); 1 when
  * PostgreSQL is unreachable, the simulator, the bare proxy or the exchange did not start or failed its probes, a
- * request to a measured target failed (connection error, timeout, non-2xx), billing did not happen, or anything else
- * went wrong. Every child process is stopped, the database dropped
- * and the temporary directories removed on every path out.
+ * request to a measured target failed (connection error, timeout, non-2xx), billing did not happen or fell short,
+ * or anything else went wrong. Every child process is stopped, the database dropped and the temporary directories
+ * removed on every path out.
  *
  * Settings (environment): BENCH_LATENCY_REQUESTS (400), BENCH_LATENCY_WARMUP (50), BENCH_STREAM_REQUESTS (400), BENCH_MIX_REQUESTS (200),
- * BENCH_DURATION_SECONDS (5), BENCH_ROUNDS (3), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (32), BENCH_LOG_LEVEL
- * (WARN: the service's LOG_LEVEL), BENCH_START_TIMEOUT_SECONDS (240), BENCH_POSTGRES_URL
+ * BENCH_DURATION_SECONDS (5), BENCH_ROUNDS (3), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (32: also the number of
+ * accounts of the many-accounts load), BENCH_LOG_LEVEL (WARN: the service's LOG_LEVEL; above WARN the log verdict is
+ * not evaluated), BENCH_START_TIMEOUT_SECONDS (240), BENCH_POSTGRES_URL
  * (postgres://postgres@127.0.0.1:5432/postgres: where the bench database is created), BENCH_PORTKEY (true; false
  * skips it), BENCH_CPU_PROF_DIR (unset; set: the service runs with `--cpu-prof` and writes its profile there on exit).
  */
 import * as Os from "node:os"
-import { cpuBusyPercent, log, sleep, runBench } from "./common.ts"
-import { EXCHANGE_MODEL, SIMULATOR_KEY, TARGET_ADDED_P50_MS, TARGET_VS_BARE, TARGET_VS_PORTKEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
+import { cpuBusyPercent, log, runBench } from "./common.ts"
+import { EXCHANGE_MODEL, SIMULATOR_KEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
 import { floorLines, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
-import { type Exchange, createDatabase, startExchange, startPassThroughProxy, startPortkey, startSimulatorProcess } from "./exchangeTargets.ts"
-import { type Percentiles, type Throughput, loadPhase, rssMb, sequential, sequentialPhase } from "./exchangeMeasure.ts"
+import { type BenchAccount, createDatabase, startExchange, startPassThroughProxy, startSimulatorProcess } from "./exchangeTargets.ts"
+import { PORTKEY_HONO_NODE_SERVER, startPortkey } from "./exchangePortkey.ts"
+import { type LoadRun, load, loadAccounts, loadPhase, rssMb, sequentialPhase } from "./exchangeMeasure.ts"
 import { type TargetKey, type Target, makeTarget, probe } from "./exchangeRequests.ts"
-
-// ---------------------------------------------------------------------------------------------- billing
-
-interface Billing {
-  readonly perPlainWei: bigint
-  readonly perStreamWei: bigint
-  readonly spentBeforeWei: bigint
-  readonly answeredBefore: { readonly plain: number; readonly stream: number }
-}
-
-/**
- * Until no hold is left on the account (every request settled or released), up to `ms`. A GET /v1/account that fails
- * meanwhile (the exchange answers 503 while its database pool is exhausted) is retried; `unavailable` counts them.
- */
-const drained = async (exchange: Exchange, ms: number) => {
-  const since = Date.now()
-  let unavailable = 0
-  let lastError: unknown
-  for (;;) {
-    try {
-      const account = await exchange.account()
-      if (account.reservedWei === 0n || Date.now() - since > ms) return { ...account, waitedMs: Date.now() - since, unavailable }
-    } catch (error) {
-      unavailable++
-      lastError = error
-      if (Date.now() - since > ms) throw lastError
-    }
-    await sleep(200)
-  }
-}
-
-/** As `drained`, but a hold left after 30 s is a failure (used before any load, where nothing may be left). */
-const settled = async (exchange: Exchange) => {
-  const account = await drained(exchange, 30_000)
-  if (account.reservedWei !== 0n) throw new Error(`holds still reserved 30 s after the last request: ${account.reservedWei} wei`)
-  return account
-}
-
-/** The charge of one plain and one streaming request (all requests are alike, and the simulator deterministic). */
-const measureCharges = async (exchange: Exchange, target: Target): Promise<Billing> => {
-  const charge = async (stream: boolean) => {
-    const before = await settled(exchange)
-    await sequential(target, stream, 0) // one request, unmeasured
-    const after = await settled(exchange)
-    return after.spentWei - before.spentWei
-  }
-  const perPlainWei = await charge(false)
-  const perStreamWei = await charge(true)
-  log(`  one non-streaming request is charged ${perPlainWei} wei, one streaming request ${perStreamWei} wei`)
-  if (perPlainWei <= 0n || perStreamWei <= 0n) throw new Error(`billing did not happen: spentWei grew by ${perPlainWei} (plain) and ${perStreamWei} (stream) wei`)
-  const now = await settled(exchange)
-  return { perPlainWei, perStreamWei, spentBeforeWei: now.spentWei, answeredBefore: { ...target.answered } }
-}
-
-// ---------------------------------------------------------------------------------------------- report
-
-const ms = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? "n/a" : value.toFixed(2))
-const signedMs = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? "n/a" : `${value >= 0 ? "+" : ""}${value.toFixed(2)}`)
-
-interface Results {
-  readonly latency: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
-  readonly ttfb: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
-  readonly throughput: Map<TargetKey, Throughput>
-  readonly rss: Map<TargetKey, number>
-}
-
-const table = (targets: ReadonlyArray<Target>, results: Results) => {
-  const direct = results.latency.get("direct")
-  const directTtfb = results.ttfb.get("direct")
-  const lines = [
-    "| target | p50 ms | p99 ms | added p50 | added p99 | stream TTFB p50 | TTFB p99 | added TTFB p50 | req/s (32 conn) | RSS MB | CPU ms/req |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  ]
-  lines[0] = lines[0]!.replace("32 conn", `${settings.connections} conn`)
-  for (const target of targets) {
-    if (target.notMeasured !== undefined) {
-      lines.push(`| ${target.label} | not measured: ${target.notMeasured} | | | | | | | | | |`)
-      continue
-    }
-    const latency = results.latency.get(target.key)
-    const ttfb = results.ttfb.get(target.key)
-    const throughput = results.throughput.get(target.key)
-    const rss = results.rss.get(target.key)
-    const isDirect = target.key === "direct"
-    const streamCells =
-      target.streamNotMeasured !== undefined
-        ? [`not measured: ${target.streamNotMeasured}`, "", ""]
-        : [ms(ttfb?.p50), ms(ttfb?.p99), isDirect ? "-" : signedMs((ttfb?.p50 ?? Number.NaN) - (directTtfb?.p50 ?? Number.NaN))]
-    lines.push(
-      `| ${[
-        target.label,
-        ms(latency?.p50),
-        ms(latency?.p99),
-        isDirect ? "-" : signedMs((latency?.p50 ?? Number.NaN) - (direct?.p50 ?? Number.NaN)),
-        isDirect ? "-" : signedMs((latency?.p99 ?? Number.NaN) - (direct?.p99 ?? Number.NaN)),
-        ...streamCells,
-        throughput === undefined ? "n/a" : String(Math.round(throughput.requestsPerSecond)),
-        rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0),
-        ms(latency?.cpuMsPerRequest)
-      ].join(" | ")} |`
-    )
-  }
-  return lines.join("\n")
-}
-
-const mixTable = (targets: ReadonlyArray<Target>, latency: Results["latency"], ttfb: Results["ttfb"]) => {
-  const direct = latency.get("direct")
-  const directTtfb = ttfb.get("direct")
-  const lines = ["| target | mix p50 ms | mix p99 ms | added p50 | mix TTFB p50 | added TTFB p50 |", "|---|---:|---:|---:|---:|---:|"]
-  for (const target of targets) {
-    const l = latency.get(target.key)
-    const t = ttfb.get(target.key)
-    if (l === undefined) continue
-    const isDirect = target.key === "direct"
-    lines.push(
-      `| ${[
-        target.label,
-        ms(l.p50),
-        ms(l.p99),
-        isDirect ? "-" : signedMs(l.p50 - (direct?.p50 ?? Number.NaN)),
-        t === undefined ? "not measured" : ms(t.p50),
-        isDirect || t === undefined ? "-" : signedMs(t.p50 - (directTtfb?.p50 ?? Number.NaN))
-      ].join(" | ")} |`
-    )
-  }
-  return lines.join("\n")
-}
-
-interface Verdict {
-  readonly name: string
-  readonly outcome: "PASS" | "MISS" | "not evaluated"
-  readonly detail: string
-}
-
-const verdicts = (targets: ReadonlyArray<Target>, results: Results): Array<Verdict> => {
-  const measured = (key: TargetKey) => targets.find((target) => target.key === key && target.notMeasured === undefined) !== undefined
-  const out: Array<Verdict> = []
-  const exchangeP50 = results.latency.get("exchange")?.p50
-  const directP50 = results.latency.get("direct")?.p50
-  if (exchangeP50 !== undefined && directP50 !== undefined) {
-    const added = exchangeP50 - directP50
-    out.push({
-      name: `added p50 (exchange) <= ${TARGET_ADDED_P50_MS} ms`,
-      outcome: added <= TARGET_ADDED_P50_MS ? "PASS" : "MISS",
-      detail: `${added.toFixed(2)} ms${added <= TARGET_ADDED_P50_MS ? "" : ` (${(added - TARGET_ADDED_P50_MS).toFixed(2)} ms over, ${(added / TARGET_ADDED_P50_MS).toFixed(1)}x the target)`}`
-    })
-  }
-  const rps = (key: TargetKey) => results.throughput.get(key)?.requestsPerSecond
-  const exchangeRps = rps("exchange")
-  const ratioVerdict = (name: string, other: TargetKey, factor: number, unmeasured: string | undefined) => {
-    const otherRps = rps(other)
-    if (exchangeRps === undefined || otherRps === undefined || !measured(other)) {
-      out.push({ name, outcome: "not evaluated", detail: unmeasured ?? "no figure" })
-      return
-    }
-    const ratio = exchangeRps / otherRps
-    out.push({
-      name,
-      outcome: ratio >= factor ? "PASS" : "MISS",
-      detail:
-        `${Math.round(exchangeRps)} vs ${Math.round(otherRps)} req/s = ${ratio.toFixed(2)}x` +
-        (ratio >= factor ? "" : ` (needs ${Math.round(factor * otherRps)} req/s: ${Math.round(factor * otherRps - exchangeRps)} req/s, ${Math.round(100 * (1 - ratio / factor))}% short)`)
-    })
-  }
-  const portkey = targets.find((target) => target.key === "portkey")
-  ratioVerdict(`throughput (exchange) >= ${TARGET_VS_PORTKEY}x Portkey's`, "portkey", TARGET_VS_PORTKEY, portkey?.notMeasured === undefined ? "Portkey skipped (BENCH_PORTKEY=false)" : `Portkey not measured: ${portkey.notMeasured}`)
-  ratioVerdict(`throughput (exchange) >= ${TARGET_VS_BARE}x bare proxy's`, "bare", TARGET_VS_BARE, undefined)
-  return out
-}
-
-// ---------------------------------------------------------------------------------------------- main
+import { checkAccounts, checkMainAccount, drained, drainedAll, measureCharges, measureMixCharges } from "./exchangeBilling.ts"
+import { makeServiceLog } from "./exchangeLog.ts"
+import { type Results, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
 
 const main = async (): Promise<number> => {
+  const n = settings.connections
   log(
     `bench:exchange: latency ${settings.latencyRequests} sequential requests per target (after ${settings.latencyWarmup} warm-up), stream TTFB ${settings.streamRequests},` +
-      ` throughput ${settings.connections} connections (warm-up ${settings.warmupSeconds} s, then ${settings.rounds} alternating rounds of ${settings.durationSeconds} s, median round);` +
+      ` throughput ${n} connections on one account and over ${n} accounts (warm-up ${settings.warmupSeconds} s, then ${settings.rounds} alternating rounds of ${settings.durationSeconds} s, median round);` +
       ` service LOG_LEVEL=${settings.logLevel}, rate limits off; ${Os.cpus().length} cores, Node ${process.version}`
   )
   const busy = await cpuBusyPercent(2_000)
@@ -237,7 +89,12 @@ const main = async (): Promise<number> => {
   const databaseUrl = await createDatabase()
   const simulator = await startSimulatorProcess()
   const proxy = await startPassThroughProxy(simulator.url)
-  const exchange = await startExchange(simulator.url, databaseUrl)
+  const serviceLog = makeServiceLog()
+  const exchange = await startExchange(simulator.url, databaseUrl, serviceLog)
+  log(`making ${n} more accounts the same way, one per connection of the many-accounts load...`)
+  const accounts: Array<BenchAccount> = []
+  for (let i = 0; i < n; i++) accounts.push(await exchange.newAccount(`bench-${i + 1}`, i))
+  const accountAnswered = accounts.map(() => 0)
   const portkey = settings.portkey ? await startPortkey() : { reason: "skipped (BENCH_PORTKEY=false)" }
 
   const simHeaders = { authorization: `Bearer ${SIMULATOR_KEY}` }
@@ -266,7 +123,7 @@ const main = async (): Promise<number> => {
   for (const target of targets) if (target.notMeasured === undefined) await probe(target)
   const exchangeTarget = targets[2]!
   log("measuring the exchange's charge per request...")
-  const billing = await measureCharges(exchange, exchangeTarget)
+  const charges = await measureCharges(exchange, exchangeTarget)
 
   const running = targets.filter((target) => target.notMeasured === undefined)
   const streaming = running.filter((target) => target.streamNotMeasured === undefined)
@@ -274,61 +131,63 @@ const main = async (): Promise<number> => {
   const latency = await sequentialPhase(running, false, settings.latencyRequests)
   log(`time to first byte at 1 connection, stream: true (${streaming.map((t) => t.label).join(", ")})...`)
   const ttfb = await sequentialPhase(streaming, true, settings.streamRequests)
-  log(`throughput at ${settings.connections} connections, non-streaming...`)
+
+  log(`throughput at ${n} connections, non-streaming: every target, and the exchange again over ${n} accounts (connection i sending account i's key)...`)
   const leftAfterRounds: Array<string> = []
   let unavailableWhileDraining = 0
-  const throughput = await loadPhase(running, async (target) => {
-    if (target.key !== "exchange") return undefined
-    // Requests still in flight when autocannon stops keep running in the exchange (its settlement outlives the
-    // client): the next run starts once they are done, so that they do not share the machine with it.
-    const account = await drained(exchange, 30_000)
-    const busy = account.unavailable === 0 ? "" : `; GET /v1/account answered 503 ${account.unavailable} times meanwhile`
-    unavailableWhileDraining += account.unavailable
-    if (account.reservedWei === 0n) return `exchange: every hold settled or released ${(account.waitedMs / 1000).toFixed(1)} s after the run${busy}`
-    leftAfterRounds.push(`${account.reservedWei} wei`)
-    return `exchange: ${account.reservedWei} wei still reserved ${(account.waitedMs / 1000).toFixed(1)} s after the run${busy}: going on`
+  // Requests still in flight when autocannon stops keep running in the exchange (its settlement outlives the client):
+  // the next run starts once they are done, so that they do not share the machine with it.
+  const drain = async (which: string, wait: () => Promise<{ reservedWei: bigint; waitedMs: number; unavailable: number }>) => {
+    const state = await wait()
+    const busy = state.unavailable === 0 ? "" : `; GET /v1/account answered 503 ${state.unavailable} times meanwhile`
+    unavailableWhileDraining += state.unavailable
+    if (state.reservedWei === 0n) return `${which}: every hold settled or released ${(state.waitedMs / 1000).toFixed(1)} s after the run${busy}`
+    leftAfterRounds.push(`${which} ${state.reservedWei} wei`)
+    return `${which}: ${state.reservedWei} wei still reserved ${(state.waitedMs / 1000).toFixed(1)} s after the run${busy}: going on`
+  }
+  const keys = accounts.map((account) => account.apiKey)
+  const runs: Array<LoadRun> = running.flatMap((target): Array<LoadRun> => {
+    const one: LoadRun = {
+      key: target.key,
+      label: target.key === "exchange" ? "exchange (1 account)" : target.label,
+      target,
+      run: (seconds) => load(target, seconds),
+      after: async () => (target.key === "exchange" ? drain("exchange", () => drained(exchange, 30_000)) : undefined)
+    }
+    if (target.key !== "exchange") return [one]
+    const many: LoadRun = {
+      key: "exchange-accounts",
+      label: `exchange (${n} accounts)`,
+      target,
+      run: (seconds) => loadAccounts(target, keys, seconds, accountAnswered),
+      after: () => drain(`exchange, ${n} accounts`, () => drainedAll(accounts, 30_000))
+    }
+    return [one, many]
   })
+  const throughput = await loadPhase(runs)
 
   const rss = new Map<TargetKey, number>()
   for (const target of running) rss.set(target.key, await rssMb(target.child!.pid))
   log(`RSS after the runs: ${running.map((t) => `${t.label} ${ms(rss.get(t.key))} MB`).join(", ")}`)
 
-  log("checking the exchange's billing...")
-  const after = await drained(exchange, 30_000)
-  const leftReservedWei = after.reservedWei
-  if (leftReservedWei !== 0n) log(`  ${leftReservedWei} wei still reserved 30 s after the last request (holds that were neither settled nor released)`)
-  const plain = exchangeTarget.answered.plain - billing.answeredBefore.plain
-  const stream = exchangeTarget.answered.stream - billing.answeredBefore.stream
-  const expectedWei = BigInt(plain) * billing.perPlainWei + BigInt(stream) * billing.perStreamWei
-  const spentWei = after.spentWei - billing.spentBeforeWei
-  const billedAsPlain = Number(spentWei - BigInt(stream) * billing.perStreamWei) / Number(billing.perPlainWei)
-  log(
-    `  spentWei grew by ${spentWei} wei over ${plain} non-streaming and ${stream} streaming 2xx answers (expected at least ${expectedWei} wei);` +
-      ` that pays for ${billedAsPlain.toFixed(1)} non-streaming requests, ${(billedAsPlain - plain).toFixed(1)} more than answered` +
-      " (requests in flight when a load round stopped are still served and charged)"
-  )
-  // What the exchange logged at WARN and above (LOG_LEVEL), by message.
-  const logged = new Map<string, number>()
-  for (const line of exchange.child.output().split("\n")) {
-    if (line.trim() === "") continue
-    let message = line.slice(0, 160)
-    try {
-      const record = JSON.parse(line) as { message?: unknown; logLevel?: unknown; cause?: unknown }
-      const cause = typeof record.cause === "string" ? `: ${record.cause.split("\n")[0]}` : ""
-      message = `${String(record.logLevel)} ${String(record.message)}${cause}`
-    } catch {
-      // not a JSON record: the line itself
-    }
-    logged.set(message, (logged.get(message) ?? 0) + 1)
-  }
-  const exchangeLog = [...logged].map(([message, count]) => `${count} x ${message}`)
-  const billingProblem =
-    spentWei <= 0n ? "spentWei did not grow" : spentWei < expectedWei ? `spentWei grew by ${spentWei} wei, less than the ${expectedWei} wei of the answered requests` : undefined
+  log(`checking the billing of the ${n} accounts...`)
+  const manyAfter = await drainedAll(accounts, 30_000)
+  const manyBilling = checkAccounts(accounts, manyAfter.states, accountAnswered, charges)
+  for (const line of [...manyBilling.lines, ...manyBilling.problems]) log(`  ${line}`)
 
-  // The mix runs after the billing check, whose arithmetic assumes one request shape.
+  log("measuring the charge of each of the mix's requests...")
+  const mixCharges = await measureMixCharges(exchange, exchangeTarget)
   log(`the mix (reasoning, tools, a cached prefix, plain, in turn) at 1 connection, non-streaming and stream: true...`)
   const mixLatency = await sequentialPhase(running, false, settings.mixRequests, true)
   const mixTtfb = await sequentialPhase(streaming, true, settings.mixRequests, true)
+
+  log("checking the billing of the first account (every phase but the many-accounts load)...")
+  const after = await drained(exchange, 30_000)
+  const leftReservedWei = after.reservedWei + manyAfter.reservedWei
+  if (leftReservedWei !== 0n) log(`  ${leftReservedWei} wei still reserved 30 s after the last request (holds that were neither settled nor released)`)
+  const mainBilling = checkMainAccount(exchange, after, exchangeTarget, charges, mixCharges)
+  for (const line of [...mainBilling.lines, ...mainBilling.problems]) log(`  ${line}`)
+  const billing = { answered: mainBilling.answered + manyBilling.answered, problems: [...mainBilling.problems, ...manyBilling.problems] }
 
   log("the ledger floor: DESIGN.md section 10's two statements per request (reserve, settle) alone, bare pg, on the bench's database...")
   const floor = await measureLedgerFloor(databaseUrl, settings.latencyRequests)
@@ -339,8 +198,9 @@ const main = async (): Promise<number> => {
   log(
     `Exchange overhead, ${new Date().toISOString().slice(0, 10)}: ${Os.cpus().length} cores, Node ${process.version}; upstream: the vendor simulator in its own process;` +
       ` one request shape (chat completion, max_tokens 16, ${exchangeTarget.body.plain.length} bytes); latency and TTFB: 1 connection, ${settings.latencyRequests} / ${settings.streamRequests}` +
-      ` sequential requests per target after ${settings.latencyWarmup} warm-up, in ${settings.rounds} alternating chunks; throughput: autocannon ${settings.connections} connections,` +
-      ` ${settings.warmupSeconds} s warm-up, median of ${settings.rounds} alternating rounds of ${settings.durationSeconds} s; exchange on PostgreSQL with billing on (LOG_LEVEL=${settings.logLevel}, RATE_LIMIT_ENABLED=false).`
+      ` sequential requests per target after ${settings.latencyWarmup} warm-up, in ${settings.rounds} alternating chunks; throughput: autocannon ${n} connections,` +
+      ` ${settings.warmupSeconds} s warm-up, median of ${settings.rounds} alternating rounds of ${settings.durationSeconds} s, the exchange on one account and over ${n} (one per connection);` +
+      ` exchange on PostgreSQL with billing on (LOG_LEVEL=${settings.logLevel}, RATE_LIMIT_ENABLED=false).`
   )
   log("")
   log(table(targets, results))
@@ -350,13 +210,23 @@ const main = async (): Promise<number> => {
   log(mixTable(targets, mixLatency, mixTtfb))
   log("")
   log(
-    "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round. TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs;" +
+    "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round; `1 account`: every connection sends the same API key;" +
+      ` \`${n} accounts\`: connection i sends account i's key (one autocannon instance, ${n} connections); the references have no accounts, so their ${n}-accounts figure is their` +
+      " 1-account figure (`= n`). TTFB = first body byte of a `stream: true` answer. RSS = VmRSS of the target's own process after the runs;" +
       " CPU ms/req = CPU time (user + system, all threads) of the target's own process per request in the non-streaming latency phase" +
       " (the direct row is the simulator, which also served every other target; the exchange's row excludes PostgreSQL and its embedded chain)."
   )
   if (portkeyNote !== undefined) log(portkeyNote.startsWith(portkeyTarget.label) ? portkeyNote : `${portkeyTarget.label}: ${portkeyNote}`)
+  if (!("reason" in portkey) && portkeyTarget.streamNotMeasured === undefined) {
+    log(
+      `${portkeyTarget.label}: streams measured with @hono/node-server ${PORTKEY_HONO_NODE_SERVER} (package.json overrides; later versions answer 500, Portkey-AI/gateway#1389).` +
+        (portkey.pausesFirstChunk
+          ? " Its stream TTFB includes the 25 ms its gateway waits before passing on the first chunk of every stream (readStream, src/handlers/streamHandler.ts): the gateway's own design, measured as it ships."
+          : "")
+    )
+  }
   log("")
-  const outcomes = verdicts(targets, results)
+  const outcomes = verdicts(targets, results, { billing, serviceLog })
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
   const bareP50 = results.latency.get("bare")?.p50
@@ -364,8 +234,8 @@ const main = async (): Promise<number> => {
   const hopMs = bareP50 === undefined || directP50 === undefined ? undefined : bareP50 - directP50
   for (const line of floorLines(floor, (key) => results.throughput.get(key)?.requestsPerSecond, hopMs)) log(line)
   const misses = outcomes.filter((verdict) => verdict.outcome === "MISS")
-  log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0).`)
-  log(`Billing: ${billingProblem === undefined ? "PASS" : `FAILED: ${billingProblem}`} (spentWei +${spentWei} wei for ${plain + stream} answered requests)`)
+  log(misses.length === 0 ? "No target missed." : `MISS on ${misses.length} target(s) (a measurement: the exit status stays 0 unless billing failed).`)
+  log(`Billing: ${billing.problems.length === 0 ? "PASS" : `FAILED: ${billing.problems.join("; ")}`} (${billing.answered} answered requests on ${accounts.length + 1} accounts)`)
   if (unavailableWhileDraining > 0) {
     log(`GET /v1/account (session) answered 503 "database unreachable" ${unavailableWhileDraining} times while the exchange finished the requests abandoned at the end of load runs.`)
   }
@@ -375,17 +245,17 @@ const main = async (): Promise<number> => {
         " (left to the hold sweeper, HOLD_TTL_SECONDS)"
     )
   }
-  log(exchangeLog.length === 0 ? "The exchange logged nothing at WARN or above." : `The exchange logged (WARN and above):\n  ${exchangeLog.join("\n  ")}`)
+  if (serviceLog.otherStdout() > 0) log(`The exchange also wrote ${serviceLog.otherStdout()} non-JSON line(s) on stdout (not counted as WARN).`)
 
-  const failed = running.flatMap((target) => {
-    const t = throughput.get(target.key)
+  const failed = runs.flatMap((run) => {
+    const t = throughput.get(run.key)
     return t === undefined || t.errors + t.timeouts + t.non2xx === 0
       ? []
-      : [`${target.label}: ${t.errors} errors, ${t.timeouts} timeouts, ${t.non2xx} non-2xx${t.statuses === "" ? "" : ` (${t.statuses})`}`]
+      : [`${run.label}: ${t.errors} errors, ${t.timeouts} timeouts, ${t.non2xx} non-2xx${t.statuses === "" ? "" : ` (${t.statuses})`}`]
   })
   if (failed.length > 0) console.error(`requests failed under load:\n  ${failed.join("\n  ")}`)
-  if (billingProblem !== undefined) console.error(`billing check failed: ${billingProblem}`)
-  return failed.length > 0 || billingProblem !== undefined ? 1 : 0
+  if (billing.problems.length > 0) console.error(`billing check failed: ${billing.problems.join("; ")}`)
+  return failed.length > 0 || billing.problems.length > 0 ? 1 : 0
 }
 
 await runBench("bench:exchange", main)

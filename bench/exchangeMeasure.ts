@@ -1,5 +1,5 @@
 /** `npm run bench:exchange`: latency, time to first byte, throughput and process figures of one target. */
-import autocannon from "autocannon"
+import autocannon, { type Result } from "autocannon"
 import { spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -43,7 +43,10 @@ export const sequential = async (target: Target, stream: boolean, count: number,
       if (answer.status < 200 || answer.status >= 300) {
         throw new RequestFailure(`${target.label}: a ${stream ? "streaming" : "non-streaming"} request answered ${answer.status}: ${answer.body.slice(0, 300)}`)
       }
-      if (stream) target.answered.stream++
+      if (mix) {
+        const counts = stream ? target.answeredMix.stream : target.answeredMix.plain
+        counts[i % counts.length] = (counts[i % counts.length] ?? 0) + 1
+      } else if (stream) target.answered.stream++
       else target.answered.plain++
       if (i > 0) samples.push(stream ? answer.ttfbMs : answer.totalMs)
     }
@@ -111,19 +114,8 @@ export interface Throughput {
   readonly statuses: string
 }
 
-export const load = async (target: Target, seconds: number): Promise<Throughput> => {
-  // autocannon's options, built apart so that the fields its bundled typing leaves out (body) pass.
-  const options = {
-    url: `${target.origin}${target.path}`,
-    method: "POST",
-    headers: target.headers,
-    body: target.body.plain,
-    connections: settings.connections,
-    duration: seconds,
-    timeout: 10
-  }
-  const result = await autocannon(options)
-  target.answered.plain += result["2xx"]
+/** autocannon's result as a Throughput (what the report and the failure check read). */
+const throughputOf = (result: Result): Throughput => {
   const statuses = Object.entries(result.statusCodeStats)
     .filter(([status]) => !status.startsWith("2"))
     .map(([status, { count }]) => `${status} x${count}`)
@@ -140,42 +132,104 @@ export const load = async (target: Target, seconds: number): Promise<Throughput>
   }
 }
 
+/** BENCH_CONNECTIONS connections, every one with the target's own headers (for the exchange: one account's key). */
+export const load = async (target: Target, seconds: number): Promise<Throughput> => {
+  const result = await autocannon({
+    url: `${target.origin}${target.path}`,
+    method: "POST",
+    headers: target.headers,
+    body: target.body.plain,
+    connections: settings.connections,
+    duration: seconds,
+    timeout: 10
+  })
+  target.answered.plain += result["2xx"]
+  return throughputOf(result)
+}
+
 /**
- * `after` runs after each of a target's runs (the exchange: until the requests abandoned at the run's end are done),
- * and says what it did, if anything.
+ * One connection per API key (as many as keys, BENCH_CONNECTIONS), all in ONE autocannon instance: its
+ * `setupClient` gives connection i the key of account i for every request it sends (reconnections included), so
+ * the load is the same 32 concurrent keep-alive connections from one client as `load`'s, only spread over accounts.
+ * (32 autocannon instances of one connection each would run 32 sets of timers and histograms in the bench's one
+ * thread and leave the summing of their rates to us.) `answered[i]` grows by account i's 2xx answers, counted from
+ * autocannon's "response" events, which are exactly those its result counts.
  */
-export const loadPhase = async (targets: ReadonlyArray<Target>, after: (target: Target) => Promise<string | undefined>): Promise<Map<TargetKey, Throughput>> => {
-  const rounds = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
-  const failures = new Map<TargetKey, Array<Throughput>>(targets.map((target) => [target.key, []]))
+export const loadAccounts = async (target: Target, apiKeys: ReadonlyArray<string>, seconds: number, answered: Array<number>): Promise<Throughput> => {
+  const accountOf = new WeakMap<object, number>()
+  let next = 0
+  const instance = autocannon({
+    url: `${target.origin}${target.path}`,
+    method: "POST",
+    headers: target.headers,
+    body: target.body.plain,
+    connections: apiKeys.length,
+    duration: seconds,
+    timeout: 10,
+    setupClient: (client) => {
+      const index = next++ % apiKeys.length
+      accountOf.set(client, index)
+      client.setHeaders({ ...target.headers, authorization: `Bearer ${apiKeys[index]}` })
+    }
+  })
+  let unattributed = 0
+  instance.on("response", (client, statusCode) => {
+    if (statusCode < 200 || statusCode >= 300) return
+    const index = accountOf.get(client)
+    if (index === undefined) unattributed++
+    else answered[index] = (answered[index] ?? 0) + 1
+  })
+  const result = await instance
+  if (unattributed > 0) throw new Error(`${target.label}: ${unattributed} 2xx answers under load came on a connection set up with no account`)
+  if (next !== apiKeys.length) throw new Error(`${target.label}: autocannon set up ${next} connections for ${apiKeys.length} accounts`)
+  return throughputOf(result)
+}
+
+export type LoadKey = TargetKey | "exchange-accounts"
+
+/** One thing the load phase runs in turn with the others: a target, or the exchange over many accounts. */
+export interface LoadRun {
+  readonly key: LoadKey
+  readonly label: string
+  readonly target: Target
+  readonly run: (seconds: number) => Promise<Throughput>
+  /** After each of its runs (the exchange: until the requests the run left in flight are done); says what it did. */
+  readonly after: () => Promise<string | undefined>
+}
+
+/** Each run's warm-up, then `settings.rounds` rounds in which every run takes its turn; the median round of each. */
+export const loadPhase = async (runs: ReadonlyArray<LoadRun>): Promise<Map<LoadKey, Throughput>> => {
+  const rounds = new Map<LoadKey, Array<Throughput>>(runs.map((run) => [run.key, []]))
+  const failures = new Map<LoadKey, Array<Throughput>>(runs.map((run) => [run.key, []]))
   for (let round = 0; round < settings.rounds; round++) {
     log(`  throughput round ${round + 1}/${settings.rounds}`)
-    for (const target of targets) {
-      process.stdout.write(`    ${target.label}: `)
+    for (const run of runs) {
+      process.stdout.write(`    ${run.label}: `)
       if (round === 0) {
         process.stdout.write(`warm-up ${settings.warmupSeconds} s, `)
-        failures.get(target.key)!.push(await load(target, settings.warmupSeconds))
-        const waited = await after(target)
+        failures.get(run.key)!.push(await run.run(settings.warmupSeconds))
+        const waited = await run.after()
         if (waited !== undefined) process.stdout.write(`(${waited}) `)
       }
       process.stdout.write(`measuring ${settings.durationSeconds} s... `)
-      const measured = await load(target, settings.durationSeconds)
-      rounds.get(target.key)!.push(measured)
+      const measured = await run.run(settings.durationSeconds)
+      rounds.get(run.key)!.push(measured)
       log(
         `${Math.round(measured.requestsPerSecond)} req/s (${measured.ok} 2xx; errors ${measured.errors}, timeouts ${measured.timeouts}, non-2xx ${measured.non2xx}${measured.statuses === "" ? "" : `: ${measured.statuses}`})`
       )
-      checkAlive(target)
-      const waited = await after(target)
+      checkAlive(run.target)
+      const waited = await run.after()
       if (waited !== undefined) log(`      (${waited})`)
     }
   }
-  const result = new Map<TargetKey, Throughput>()
-  for (const target of targets) {
-    const all = rounds.get(target.key)!
+  const result = new Map<LoadKey, Throughput>()
+  for (const run of runs) {
+    const all = rounds.get(run.key)!
     const sorted = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)
     const middle = sorted[Math.floor((sorted.length - 1) / 2)]!
-    const every = [...all, ...failures.get(target.key)!]
+    const every = [...all, ...failures.get(run.key)!]
     const sum = (pick: (t: Throughput) => number) => every.reduce((total, t) => total + pick(t), 0)
-    result.set(target.key, {
+    result.set(run.key, {
       ...middle,
       errors: sum((t) => t.errors),
       timeouts: sum((t) => t.timeouts),

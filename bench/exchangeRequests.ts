@@ -2,7 +2,8 @@
 import * as Http from "node:http"
 import { log, sleep } from "./common.ts"
 import { mixBodies, requestBody, stripAnsi } from "./exchangeSettings.ts"
-import { type Child } from "./exchangeTargets.ts"
+import { PORTKEY_HONO_NODE_SERVER } from "./exchangePortkey.ts"
+import type { Child } from "./exchangeTargets.ts"
 
 // ---------------------------------------------------------------------------------------------- targets and requests
 
@@ -24,8 +25,10 @@ export interface Target {
   streamNotMeasured: string | undefined
   /** A longer explanation for the report, when there is one. */
   note: string | undefined
-  /** 2xx answers it gave the bench, by kind (for the billing check of the exchange). */
+  /** 2xx answers it gave the bench to the one request shape, by kind (for the billing check of the exchange). */
   readonly answered: { plain: number; stream: number }
+  /** 2xx answers it gave to each of the mix's bodies (by index in `mix`), by kind. */
+  readonly answeredMix: { readonly plain: Array<number>; readonly stream: Array<number> }
 }
 
 export const makeTarget = (key: TargetKey, label: string, origin: string, headers: Record<string, string>, model: string, child: Child | undefined): Target => ({
@@ -43,7 +46,8 @@ export const makeTarget = (key: TargetKey, label: string, origin: string, header
   notMeasured: undefined,
   streamNotMeasured: undefined,
   note: undefined,
-  answered: { plain: 0, stream: 0 }
+  answered: { plain: 0, stream: 0 },
+  answeredMix: { plain: mixBodies((id) => id, false).map(() => 0), stream: mixBodies((id) => id, true).map(() => 0) }
 })
 
 export interface Timed {
@@ -136,7 +140,15 @@ export const probe = async (target: Target) => {
         log(`  ${target.label}: ${stream ? "stream" : "plain"} probe OK (${answer!.totalMs.toFixed(1)} ms, ${answer!.body.length} bytes)`)
         continue
       }
-      if (target.key !== "portkey") throw new RequestFailure(`${target.label}: the ${stream ? "streaming" : "non-streaming"} probe ${problem}`)
+      if (target.key !== "portkey") {
+        const failure = `${target.label}: the ${stream ? "streaming" : "non-streaming"} probe ${problem}`
+        // The exchange's own log says why (a 500 carries no detail).
+        if (target.child !== undefined && target.key === "exchange") {
+          await sleep(200)
+          throw new RequestFailure(`${failure}\n--- its output (last 3000 characters) ---\n${stripAnsi(target.child.output()).slice(-3000)}`)
+        }
+        throw new RequestFailure(failure)
+      }
       // Portkey: tell why, from its answer and its own log.
       await sleep(200)
       const logged = stripAnsi(target.child?.output() ?? "")
@@ -149,8 +161,9 @@ export const probe = async (target: Target) => {
       if (immutable) {
         target.note =
           `${target.label}: ${stream ? "stream: true" : "a chat completion"} ${problem.replace(/\s+/g, " ").slice(0, 160)}; its log says "TypeError: immutable" from` +
-          " responseService.updateHeaders: the gateway appends x-portkey-* headers to the upstream fetch Response, whose headers are immutable with" +
-          " @hono/node-server newer than 1.14.2 (its dependency range ^1.3.3 installs the latest). Known: Portkey-AI/gateway#1389 (pinning @hono/node-server 1.14.2 avoids it)."
+          " ResponseService.updateHeaders: the gateway appends x-portkey-* headers to a Response that keeps the upstream fetch Response's immutable" +
+          " headers, which @hono/node-server does from 1.14.2 on (honojs/node-server#242; the gateway's range ^1.3.3 installs the latest)." +
+          ` Known: Portkey-AI/gateway#1389. package.json's overrides pin ${PORTKEY_HONO_NODE_SERVER} for the gateway: is it installed (npm ls @hono/node-server)?`
       }
       log(`  ${target.label}: ${stream ? "stream" : "plain"} probe FAILED: ${reason}`)
       if (stream) target.streamNotMeasured = reason

@@ -25,7 +25,12 @@ export const settings = {
 
 export const TARGET_ADDED_P50_MS = 1
 export const TARGET_VS_PORTKEY = 2
+/** Information, not a verdict: the exchange's throughput as a share of the bare proxy's. */
 export const TARGET_VS_BARE = 0.5
+/** CPU time per request at most this share of Portkey's. */
+export const TARGET_CPU_VS_PORTKEY = 0.5
+/** RSS at most this multiple of Portkey's. */
+export const TARGET_RSS_VS_PORTKEY = 1.5
 
 export const EXCHANGE_MODEL = "openai/gpt-4.1"
 export const UPSTREAM_MODEL = "gpt-4.1"

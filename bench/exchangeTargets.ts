@@ -1,8 +1,7 @@
-/** `npm run bench:exchange`: starting and stopping what it measures (simulator, bare proxy, PostgreSQL, the exchange, Portkey). */
+/** `npm run bench:exchange`: starting and stopping what it measures (simulator, bare proxy, PostgreSQL, the exchange; Portkey: exchangePortkey.ts). */
 import { type ChildProcess, fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
-import { createRequire } from "node:module"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
@@ -11,6 +10,7 @@ import { makeClient, signInByWallet } from "../test/support/accounts.ts"
 import type { PassThroughProxyReady, PassThroughProxyRequest } from "./passThroughProxy.ts"
 import { exitedWithin, freePort, log, onCleanup, projectRoot, sleep } from "./common.ts"
 import { CLIENT_IP, EXCHANGE_MODEL, GRANT_WEI, MAINTAINER_TOKEN, settings, stripAnsi } from "./exchangeSettings.ts"
+import type { ServiceLog } from "./exchangeLog.ts"
 
 // ---------------------------------------------------------------------------------------------- child processes
 
@@ -24,18 +24,36 @@ export interface Child {
 
 /**
  * A child process whose output is kept (last 500 KB) and which is stopped on clean-up: SIGTERM, then after
- * `graceMs` SIGKILL to its process group (it runs in its own, so that whatever it started goes too).
+ * `graceMs` SIGKILL to its process group (it runs in its own, so that whatever it started goes too). `onLine`, when
+ * given, sees every complete line of its output, from its start, whichever stream it came on (none is lost to the
+ * 500 KB window).
  */
-export const startChild = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, graceMs: number): { child: ChildProcess; handle: Child } => {
+export const startChild = (
+  name: string,
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv,
+  graceMs: number,
+  onLine?: (line: string, stream: "stdout" | "stderr") => void
+): { child: ChildProcess; handle: Child } => {
   const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
   if (child.pid === undefined) throw new Error(`${name} could not be started`)
   let output = ""
-  const keep = (data: Buffer) => {
-    output += data.toString("utf8")
+  const partial = { stdout: "", stderr: "" }
+  const keep = (stream: "stdout" | "stderr") => (data: Buffer) => {
+    const text = data.toString("utf8")
+    output += text
     if (output.length > 1_000_000) output = output.slice(-500_000)
+    if (onLine === undefined) return
+    const lines = (partial[stream] + text).split("\n")
+    partial[stream] = lines.pop()!
+    for (const line of lines) onLine(line, stream)
   }
-  child.stdout!.on("data", keep)
-  child.stderr!.on("data", keep)
+  child.stdout!.on("data", keep("stdout"))
+  child.stderr!.on("data", keep("stderr"))
+  // A last line without its newline still counts once the process is gone.
+  child.once("exit", () => {
+    for (const stream of ["stdout", "stderr"] as const) if (partial[stream] !== "") onLine?.(partial[stream], stream)
+  })
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   let stopped: Promise<void> | undefined
   const stop = () =>
@@ -189,14 +207,56 @@ export const createDatabase = async (): Promise<string> => {
 
 // ---------------------------------------------------------------------------------------------- the exchange
 
-export interface Exchange {
-  readonly baseUrl: string
-  readonly child: Child
+/** An account of the exchange the bench signed in, with an API key and granted credits. */
+export interface BenchAccount {
+  readonly cfId: string
   readonly apiKey: string
+  /** Its spentWei when it was made (the baseline of the billing check). */
+  readonly startSpentWei: bigint
+  /** GET /v1/account with its session. */
   readonly account: () => Promise<{ spentWei: bigint; reservedWei: bigint; balanceWei: bigint }>
 }
 
-export const startExchange = async (simulatorUrl: string, databaseUrl: string): Promise<Exchange> => {
+export interface Exchange extends BenchAccount {
+  readonly baseUrl: string
+  readonly child: Child
+  /**
+   * Another account made as the first one was (a wallet sign-in, an API key, GRANT_WEI of credits), the `index`th:
+   * it signs in from its own client address (accountIp), since the exchange lets one address create at most 10 CF
+   * IDs a day whatever RATE_LIMIT_ENABLED says.
+   */
+  readonly newAccount: (label: string, index: number) => Promise<BenchAccount>
+}
+
+/** The client address of the `index`th extra account (TEST-NET-2, 198.51.100.1-250: at most 10 accounts each). */
+const accountIp = (index: number) => `198.51.100.${1 + (index % 250)}`
+
+/**
+ * Signs in a fresh wallet from `ip` (X-Forwarded-For; the exchange runs with TRUST_PROXY=true), issues it an API key
+ * (`label`) and grants it GRANT_WEI: one account as the bench uses it.
+ */
+const makeAccount = async (client: ReturnType<typeof makeClient>, handle: Child, label: string, ip: string): Promise<BenchAccount> => {
+  const signedIn = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), ip)
+  const cookie = signedIn.cookie
+  const cfId = String(signedIn.me.cf_id)
+  const issued = await client.call("POST", "/v1/keys", { label }, { cookie, ip })
+  if (issued.status !== 201) throw childFailure(handle, `POST /v1/keys answered ${issued.status}: ${JSON.stringify(issued.body)}`)
+  const apiKey = String(issued.body.secret)
+  const granted = await client.call("POST", `/v1/admin/accounts/${cfId}/credits`, { amountWei: GRANT_WEI.toString() }, {
+    headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
+  })
+  if (granted.status >= 300) throw childFailure(handle, `granting credits answered ${granted.status}: ${JSON.stringify(granted.body)}`)
+  const account = async () => {
+    const answer = await client.call("GET", "/v1/account", undefined, { cookie, ip })
+    if (answer.status !== 200) throw childFailure(handle, `GET /v1/account answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+    return { spentWei: BigInt(answer.body.spentWei), reservedWei: BigInt(answer.body.reservedWei), balanceWei: BigInt(answer.body.balanceWei) }
+  }
+  const start = await account()
+  if (start.balanceWei < GRANT_WEI) throw childFailure(handle, `account ${cfId}: balance ${start.balanceWei} wei after a grant of ${GRANT_WEI} wei`)
+  return { cfId, apiKey, startSpentWei: start.spentWei, account }
+}
+
+export const startExchange = async (simulatorUrl: string, databaseUrl: string, serviceLog: ServiceLog): Promise<Exchange> => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
   onCleanup("the temporary DATA_DIR", async () => Fs.rmSync(dataDir, { recursive: true, force: true }))
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-prices-"))
@@ -226,7 +286,7 @@ export const startExchange = async (simulatorUrl: string, databaseUrl: string): 
   log(
     `starting the exchange... (node ${args.join(" ")}; PORT ${port}; DATA_DIR ${dataDir}; PRICE_DATA_DIR ${priceDir}; LOG_LEVEL=${settings.logLevel}; RATE_LIMIT_ENABLED=false)`
   )
-  const { handle } = startChild("the exchange", args, env, 20_000)
+  const { handle } = startChild("the exchange", args, env, 20_000, serviceLog.onLine)
   const baseUrl = `http://127.0.0.1:${port}`
   const client = makeClient(baseUrl)
 
@@ -258,71 +318,8 @@ export const startExchange = async (simulatorUrl: string, databaseUrl: string): 
   }
 
   log("signing in an account by wallet, issuing an API key, granting credits...")
-  const signedIn = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), CLIENT_IP)
-  const cookie = signedIn.cookie
-  const cfId = String(signedIn.me.cf_id)
-  const issued = await client.call("POST", "/v1/keys", { label: "bench" }, { cookie, ip: CLIENT_IP })
-  if (issued.status !== 201) throw childFailure(handle, `POST /v1/keys answered ${issued.status}: ${JSON.stringify(issued.body)}`)
-  const apiKey = String(issued.body.secret)
-  const granted = await client.call("POST", `/v1/admin/accounts/${cfId}/credits`, { amountWei: GRANT_WEI.toString() }, {
-    headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` }
-  })
-  if (granted.status >= 300) throw childFailure(handle, `granting credits answered ${granted.status}: ${JSON.stringify(granted.body)}`)
-  const account = async () => {
-    const answer = await client.call("GET", "/v1/account", undefined, { cookie, ip: CLIENT_IP })
-    if (answer.status !== 200) throw childFailure(handle, `GET /v1/account answered ${answer.status}: ${JSON.stringify(answer.body)}`)
-    return { spentWei: BigInt(answer.body.spentWei), reservedWei: BigInt(answer.body.reservedWei), balanceWei: BigInt(answer.body.balanceWei) }
-  }
-  const start = await account()
-  log(`account ${cfId}: balance ${start.balanceWei} wei, key ${apiKey.slice(0, 12)}...`)
-  return { baseUrl, child: handle, apiKey, account }
-}
-
-// ---------------------------------------------------------------------------------------------- Portkey
-
-/** The gateway's bin (build/start-server.js) from its package.json, or why there is none. */
-export const portkeyBin = (): string | { readonly reason: string } => {
-  try {
-    const require = createRequire(import.meta.url)
-    const manifestPath = require.resolve("@portkey-ai/gateway/package.json")
-    const manifest = JSON.parse(Fs.readFileSync(manifestPath, "utf8")) as { version?: string; bin?: string | Record<string, string> }
-    const bin = typeof manifest.bin === "string" ? manifest.bin : Object.values(manifest.bin ?? {})[0]
-    if (bin === undefined) return { reason: "@portkey-ai/gateway has no bin" }
-    log(`Portkey gateway ${manifest.version ?? "?"}: ${Path.relative(projectRoot, Path.join(Path.dirname(manifestPath), bin))}`)
-    return Path.join(Path.dirname(manifestPath), bin)
-  } catch (error) {
-    return { reason: `@portkey-ai/gateway is not installed (${error instanceof Error ? error.message.split("\n")[0] : String(error)})` }
-  }
-}
-
-/** Starts the gateway on a free port (`--port=N --headless`) and waits until `GET /` answers; or says why not. */
-export const startPortkey = async (): Promise<{ url: string; child: Child } | { reason: string }> => {
-  const bin = portkeyBin()
-  if (typeof bin !== "string") return bin
-  const port = await freePort()
-  log(`starting the Portkey gateway... (node ${Path.relative(projectRoot, bin)} --port=${port} --headless)`)
-  const { handle } = startChild("the Portkey gateway", [bin, `--port=${port}`, "--headless"], baseEnv(), 5_000)
-  const url = `http://127.0.0.1:${port}`
-  const since = Date.now()
-  for (;;) {
-    if (handle.exitCode() !== null) {
-      const tail = stripAnsi(handle.output()).trim().split("\n").filter((line) => line.trim() !== "").slice(-3).join(" / ")
-      return { reason: `the gateway exited (${handle.exitCode()}) at start: ${tail.slice(0, 300)}` }
-    }
-    if (Date.now() - since > 60_000) {
-      await handle.stop()
-      return { reason: "the gateway did not answer GET / within 60 s" }
-    }
-    try {
-      const answer = await fetch(`${url}/`)
-      await answer.arrayBuffer()
-      if (answer.ok) {
-        log(`Portkey gateway answering at ${url} (pid ${handle.pid}, ${((Date.now() - since) / 1000).toFixed(1)} s)`)
-        return { url, child: handle }
-      }
-    } catch {
-      // not listening yet
-    }
-    await sleep(250)
-  }
+  const first = await makeAccount(client, handle, "bench", CLIENT_IP)
+  const start = await first.account()
+  log(`account ${first.cfId}: balance ${start.balanceWei} wei, key ${first.apiKey.slice(0, 12)}...`)
+  return { ...first, baseUrl, child: handle, newAccount: (label, index) => makeAccount(client, handle, label, accountIp(index)) }
 }
