@@ -3,21 +3,16 @@
  * events with the routing headers; the model list.
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Either, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Redacted, Stream } from "effect"
 import { ValidationFailed } from "../../domain/errors.ts"
-import { decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
-import { renderMessage } from "../../domain/exchange/translate/anthropicRender.ts"
-import { makeMessagesStream } from "../../domain/exchange/translate/anthropicStream.ts"
-import { decodeChatCompletionsRequest, renderChatCompletion } from "../../domain/exchange/translate/openaiChatInbound.ts"
-import { makeChatCompletionStream } from "../../domain/exchange/translate/openaiChatStream.ts"
-import { Credentials, requireScope } from "../../services/accounts/Credentials.ts"
-import { Exchange, type InferenceAnswer, type InferenceCall } from "../../services/exchange/Exchange.ts"
+import { Credentials } from "../../services/accounts/Credentials.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
 import { Quotes } from "../../services/exchange/Quotes.ts"
 import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
 import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
+import { answerInference, type InferenceResponse } from "../http/inference.ts"
 
 /** A body that is not JSON is refused like any other invalid body: 422 naming the request. */
 const jsonBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
@@ -26,33 +21,15 @@ const jsonBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =
   )
 )
 
-const respond = <Body>(answer: InferenceAnswer<Body>) =>
-  answer._tag === "Whole"
-    ? HttpServerResponse.unsafeJson(answer.body, { headers: answer.headers })
-    : HttpServerResponse.stream(answer.frames.pipe(Stream.encodeText), {
-      contentType: "text/event-stream",
-      headers: { ...answer.headers, "cache-control": "no-cache", "x-accel-buffering": "no" }
-    })
-
-/** The credential of a request that spends: an app grant needs `account:act` (a key always may). */
-const spender = Effect.tap(CurrentApiKey, (credential) => requireScope(credential, "account:act"))
-
-const chatRenderer = { whole: renderChatCompletion, stream: makeChatCompletionStream }
-const messagesRenderer = { whole: renderMessage, stream: makeMessagesStream }
+const respond = (response: InferenceResponse) =>
+  response._tag === "Whole"
+    ? HttpServerResponse.text(response.json, { headers: response.headers, contentType: "application/json" })
+    : HttpServerResponse.stream(response.frames.pipe(Stream.encodeText), { contentType: "text/event-stream", headers: response.headers })
 
 export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =>
-  Effect.gen(function* () {
-    const exchange = yield* Exchange
-    return handlers.handleRaw("chatCompletions", () =>
-      Effect.gen(function* () {
-        // Refused before the body is read: a read-only grant learns what it lacks, whatever it sent.
-        const apiKey = yield* spender
-        const decoded = yield* Either.match(decodeChatCompletionsRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const call: InferenceCall = { format: "chat", ...decoded, apiKey }
-        return respond(yield* exchange.serve(call, chatRenderer))
-      })
-    )
-  })
+  handlers.handleRaw("chatCompletions", () =>
+    Effect.flatMap(CurrentApiKey, (apiKey) => Effect.map(answerInference("chat", apiKey, jsonBody), respond))
+  )
 ).pipe(Layer.provide(ApiKeyAuthLive))
 
 /** Bearer first, else `x-api-key`; either scheme reads the same request, so a refusal names the key that was sent. */
@@ -70,18 +47,9 @@ const MessagesKeyAuthLive = Layer.effect(
 )
 
 export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (handlers) =>
-  Effect.gen(function* () {
-    const exchange = yield* Exchange
-    return handlers.handleRaw("messages", () =>
-      Effect.gen(function* () {
-        // Refused before the body is read: a read-only grant learns what it lacks, whatever it sent.
-        const apiKey = yield* spender
-        const decoded = yield* Either.match(decodeMessagesRequest(yield* jsonBody), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const call: InferenceCall = { format: "messages", ...decoded, apiKey }
-        return respond(yield* exchange.serve(call, messagesRenderer))
-      })
-    )
-  })
+  handlers.handleRaw("messages", () =>
+    Effect.flatMap(CurrentApiKey, (apiKey) => Effect.map(answerInference("messages", apiKey, jsonBody), respond))
+  )
 ).pipe(Layer.provide(MessagesKeyAuthLive))
 
 export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handlers) =>

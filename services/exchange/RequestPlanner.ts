@@ -1,0 +1,119 @@
+/**
+ * Before anything is reserved: which models may answer the request, in which order, what its input is estimated at,
+ * and how much credit to hold (DESIGN.md section 10, "Routing" and SPEC "Billing" 4). Pure rules from
+ * domain/exchange/routing.ts and estimate.ts, plus the state they need: the oracle's snapshot, the key pools'
+ * capacity, the vendors' token counters, conversation pins and the `auto` engine.
+ */
+import { Effect, Either, Option, Redacted } from "effect"
+import { createHmac } from "node:crypto"
+import { holdWei } from "../../domain/exchange/billing.ts"
+import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
+import { estimateOutputTokens } from "../../domain/exchange/estimate.ts"
+import { type CandidatePlan, checkKeyBudgets, checkWindows, planCandidates, type RoutableModel } from "../../domain/exchange/routing.ts"
+import { ServiceUnavailable } from "../../domain/errors.ts"
+import type { Usd18 } from "../../domain/money.ts"
+import { type ConfirmedRevision, latestRevision } from "../../domain/oracle/inputs.ts"
+import type { Credential } from "../accounts/Credentials.ts"
+import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { AutoRouter, type Pin } from "./AutoRouter.ts"
+import { makeInputEstimator } from "./inputEstimate.ts"
+import { Providers } from "./Providers.ts"
+
+export type InboundFormat = "chat" | "messages"
+
+/** One inference request as the exchange takes it: decoded, authenticated, format-free. */
+export interface InferenceCall {
+  readonly format: InboundFormat
+  readonly chat: ChatRequest
+  readonly route: RouteRequest
+  readonly stream: boolean
+  readonly endUser: string | undefined
+  /** An API key or an app grant (services/accounts/Credentials.ts); a grant's id is recorded where a key's goes. */
+  readonly apiKey: Credential
+}
+
+export interface PlannedRequest {
+  /** The request as it goes upstream (the end user fingerprinted). */
+  readonly chat: ChatRequest
+  readonly plan: CandidatePlan
+  readonly inputTokensOf: (model: RoutableModel) => number
+  readonly outputTokens: number
+  /** What to hold: the costliest candidate's estimate, at least 1 wei. */
+  readonly holdWei: bigint
+  readonly pegUsd18: Usd18
+  readonly revision: ConfirmedRevision | undefined
+  readonly conversationId: string | undefined
+  readonly pin: Pin | undefined
+}
+
+export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPlanner", {
+  effect: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const snapshots = yield* OracleSnapshot
+    const providers = yield* Providers
+    const autoRouter = yield* AutoRouter
+    const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
+
+    const fingerprint = (endUser: string | undefined): string | undefined =>
+      endUser === undefined || fingerprintKey === undefined
+        ? undefined
+        : createHmac("sha256", Redacted.value(fingerprintKey)).update(endUser).digest("hex").slice(0, 32)
+
+    // The routable catalog is built with the oracle's snapshot, once per change of it.
+    const routable = Effect.map(snapshots.current, (snap) => ({ snap, catalog: snap.routableCatalog }))
+
+    const plan = (call: InferenceCall) =>
+      Effect.gen(function* () {
+        const { snap, catalog } = yield* routable
+        const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
+        const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels, call.format)
+        const input = makeInputEstimator(chat, providers.tokenRatio)
+        const inputTokensOf = input.of
+        // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
+        if (!planned.auto) yield* input.countWithVendors(planned.candidates)
+        const outputTokens = estimateOutputTokens(chat)
+        const windowed = yield* Either.flatMap(checkWindows(planned, inputTokensOf), (plan) =>
+          checkKeyBudgets(plan, (m) => inputTokensOf(m) + outputTokens, (m) => providers.largestKeyBudget(m.provider.name))
+        )
+        const peg = snap.inputs.pegUsd18
+        const conversationId = planned.auto ? call.route.conversationId : undefined
+        const pin = conversationId === undefined
+          ? undefined
+          : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
+        // `auto` tries at most AUTO_ATTEMPTS models that have capacity now, chosen by a pin, the operator's list or the
+        // engine; the hold covers the costliest of those.
+        const chosen = planned.auto
+          ? yield* autoRouter.choose({
+            plan: windowed,
+            hasCapacity: (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens),
+            price: (m) => holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg),
+            bias: call.route.routingBias,
+            send: { pinnedModel: pin?.modelKey, conversationId }
+          })
+          : windowed
+        if (chosen.auto) yield* input.countWithVendors(chosen.candidates)
+        if (chosen.candidates.length === 0) {
+          // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
+          return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
+        }
+        const hold = chosen.candidates.reduce((max, m) => {
+          const wei = holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg)
+          return wei > max ? wei : max
+        }, 1n)
+        return {
+          chat,
+          plan: chosen,
+          inputTokensOf,
+          outputTokens,
+          holdWei: hold,
+          pegUsd18: peg,
+          revision: latestRevision(snap.inputs),
+          conversationId,
+          pin
+        } satisfies PlannedRequest
+      })
+
+    return { plan, routable } as const
+  })
+}) {}
