@@ -1,8 +1,9 @@
 /**
  * `npm run bench:exchange`: the floor DESIGN.md section 10 puts under every billed request, measured on the bench's own
- * database in the same run. DESIGN fixes the hot path's budget at one reserve transaction (which locks the account row
- * and checks balance and caps) and one settle transaction (charge and release) per request; this phase runs exactly
- * those two statements (`ledger_reserve`, `ledger_settle`, migrations 0010/0014) over a bare `pg` client, with no HTTP,
+ * database in the same run. DESIGN fixes the hot path's budget at one reserve statement (which locks the account row,
+ * checks balance and caps, and commits asynchronously) and one share of a settle batch (charge and release) per
+ * request; this phase runs exactly those two statements (`ledger_reserve`, `ledger_settle_batch` with one item,
+ * migration 0019) over a bare `pg` client, with no HTTP,
  * no Effect and no upstream, so what it measures is a bound no implementation of that design can beat here:
  *   pair p50   one reserve + settle pair at 1 connection (the latency floor of the added p50);
  *   one acct   pairs per second at BENCH_CONNECTIONS connections on ONE account, as the bench's load is (its row lock
@@ -50,7 +51,10 @@ export const measureLedgerFloor = async (databaseUrl: string, pairs: number): Pr
         "SELECT outcome FROM ledger_reserve($1::bigint, $2, $3::numeric, NULL, NULL, NULL, $4, $4, $4, $4, $5, NULL)",
         [account, request, HOLD_WEI, at, new Date(at.getTime() + 600_000)]
       )
-      await client.query("SELECT outcome FROM ledger_settle($1, $2::numeric, $3)", [request, CHARGE_WEI, new Date()])
+      await client.query("SELECT outcome FROM ledger_settle_batch($1::jsonb, $2)", [
+        JSON.stringify([{ request_id: request, charge: String(CHARGE_WEI), account_id: account, api_key_id: null, member: null }]),
+        new Date()
+      ])
     }
 
     for (let i = 0; i < 50; i++) await pair(first, accounts[0]!) // warm-up

@@ -116,7 +116,13 @@ export const NodeListenerLive = Layer.unwrapScoped(
       )
     )
   })
-).pipe(Layer.orDie, Layer.provide(RateLimitsLive))
+).pipe(
+  Layer.orDie,
+  Layer.provide(RateLimitsLive),
+  // The inference route ahead of the router serves with the handlers' own Exchange and credential cache: the same
+  // layers, so the same instances.
+  Layer.provide(ExchangeLive.pipe(Layer.provideMerge(AccountsLive)))
+)
 
 export const HttpServerLive = serveApi(ServerApi).pipe(
   Layer.provide(HandlersLive),

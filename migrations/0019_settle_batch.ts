@@ -116,4 +116,6 @@ export default Effect.gen(function* () {
     END
     $$
   `)
+  // One settlement function: the single settlement is a batch of one.
+  yield* sql.unsafe(`DROP FUNCTION ledger_settle(text, numeric, timestamptz)`)
 })

@@ -178,6 +178,9 @@ export const appConfig = Config.all({
     simulator: Config.literal("on", "off", "auto")("EXCHANGE_SIMULATOR").pipe(
       Config.withDefault<SimulatorSetting>("auto")
     ),
+    // The inference endpoints answered ahead of the HttpApi router (src/http/inferenceRoute.ts); false: every
+    // request through the stack, the reference the route is compared with.
+    fastPath: Config.boolean("INFERENCE_FAST_PATH").pipe(Config.withDefault(true)),
     // How long an upstream may take to start answering before the next key or candidate is tried.
     firstByteTimeoutMs: positiveInteger("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 60_000),
     // After a client disconnects, how long the upstream is still read for its final usage before it is cut.

@@ -1,6 +1,6 @@
 /**
  * The Node HTTP server the API is served on. Each request meets, in order: the request-head limits (414/431 in the
- * envelope), the oracle's fast path, then the Effect stack; what Node's own parser refuses is answered in the
+ * envelope), the oracle's fast path, the inference route, then the Effect stack; what Node's own parser refuses is answered in the
  * envelope too. On shutdown it stops accepting, lets in-flight requests finish, and after SHUTDOWN_TIMEOUT_MS cuts
  * whatever connections remain.
  */
@@ -9,12 +9,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { guardRequestHead, installClientErrorHandler, SERVER_OPTIONS } from "./clientLimits.ts"
 import { makeServiceFastPath } from "./fastPath.ts"
+import { makeServiceInferenceRoute } from "./inferenceRoute.ts"
 
 export const makeNodeServer = Effect.gen(function* () {
   const config = yield* AppConfig
   const server: Server = createServer({ ...SERVER_OPTIONS, keepAliveTimeout: 5_000 })
   installClientErrorHandler(server)
   const fastPath = yield* makeServiceFastPath
+  const inferenceRoute = yield* makeServiceInferenceRoute
   // The socket listens before the stack attaches its "request" listener: a request arriving in between waits for it
   // rather than being left unanswered.
   const waiting: Array<readonly [IncomingMessage, ServerResponse]> = []
@@ -27,7 +29,11 @@ export const makeNodeServer = Effect.gen(function* () {
     if (event === "request") {
       const request = args[0] as IncomingMessage
       const response = args[1] as ServerResponse
-      if (guardRequestHead(request, response) || (fastPath !== undefined && fastPath(request, response))) return true
+      if (
+        guardRequestHead(request, response) ||
+        (fastPath !== undefined && fastPath(request, response)) ||
+        (inferenceRoute !== undefined && inferenceRoute(request, response))
+      ) return true
       if (server.listenerCount("request") === 0) {
         waiting.push([request, response])
         return true

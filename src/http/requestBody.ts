@@ -41,7 +41,7 @@ const discardRest = (source: Http.IncomingMessage) => {
 
 type ReadOutcome = { readonly _tag: "Complete"; readonly body: Buffer } | { readonly _tag: "TooLarge" }
 
-const readWithin = (source: Http.IncomingMessage, limit: number) =>
+export const readWithin = (source: Http.IncomingMessage, limit: number) =>
   Effect.async<ReadOutcome, Error>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -114,7 +114,7 @@ const carriesBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
 }
 
 /** Every body this API takes is JSON; a request that says it is something else is refused before reading. */
-const isJsonOrUnspecified = (contentType: string | undefined): boolean => {
+export const isJsonOrUnspecified = (contentType: string | undefined): boolean => {
   if (contentType === undefined) return true
   const mediaType = contentType.split(";")[0]!.trim().toLowerCase()
   return mediaType === "application/json" || mediaType.endsWith("+json")
