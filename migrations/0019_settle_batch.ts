@@ -25,14 +25,21 @@ export default Effect.gen(function* () {
     CREATE FUNCTION ledger_reserve(
       p_account bigint, p_request text, p_amount numeric, p_key text, p_key_daily numeric, p_key_monthly numeric,
       p_day timestamptz, p_week timestamptz, p_month timestamptz, p_at timestamptz, p_expires timestamptz, p_member text
-    ) RETURNS TABLE (outcome text, balance_wei numeric, reserved_wei numeric, hold_id bigint, pool_id text, pool_name text)
+    ) RETURNS TABLE (outcome text, balance_wei numeric, reserved_wei numeric, hold_id bigint, pool_id text, pool_name text,
+      capped boolean)
     LANGUAGE plpgsql AS $$
     BEGIN
       -- Local to the transaction the reservation runs in (its own, on the hot path): its commit does not wait for
       -- the WAL flush. Set in the body, not as a function SET clause, which would be undone before the commit.
       PERFORM set_config('synchronous_commit', 'off', true);
-      RETURN QUERY SELECT * FROM ledger_reserve_checked(p_account, p_request, p_amount, p_key, p_key_daily, p_key_monthly,
-        p_day, p_week, p_month, p_at, p_expires, p_member);
+      -- capped: whether any budget besides the balance applied (a key cap, a pool, an account cap), so a replica
+      -- knows when the balance alone says how much room is left.
+      RETURN QUERY SELECT r.outcome, r.balance_wei, r.reserved_wei, r.hold_id, r.pool_id, r.pool_name,
+        p_key_daily IS NOT NULL OR p_key_monthly IS NOT NULL OR r.pool_id IS NOT NULL OR EXISTS (
+          SELECT 1 FROM accounts a WHERE a.id = p_account
+            AND (a.daily_limit_wei IS NOT NULL OR a.weekly_limit_wei IS NOT NULL OR a.monthly_limit_wei IS NOT NULL))
+        FROM ledger_reserve_checked(p_account, p_request, p_amount, p_key, p_key_daily, p_key_monthly,
+          p_day, p_week, p_month, p_at, p_expires, p_member) r;
     END
     $$
   `)

@@ -49,6 +49,14 @@ export interface SettleInput {
 export type LedgerEntry = EntryRow
 export type Hold = HoldRow
 
+/**
+ * A hold just made, and what the account could still reserve after it when its balance is the only budget that
+ * applied (no key, pool or account cap): the replica's last-seen headroom. Null when a cap applied.
+ */
+export interface ReservedHold extends Hold {
+  readonly headroomWei: bigint | null
+}
+
 /** A credit or debit asked for by reference: `applied` is false when that reference was recorded before. */
 export interface LedgerWrite {
   readonly applied: boolean
@@ -258,10 +266,11 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
                 expiresAt,
                 memberCfId: input.memberCfId ?? null
               }),
-            (row): Effect.Effect<Hold, NotFound | Conflict | InsufficientBalance | SpendingLimitReached> => {
+            (row): Effect.Effect<ReservedHold, NotFound | Conflict | InsufficientBalance | SpendingLimitReached> => {
               switch (row.outcome) {
                 case "reserved":
                   return Effect.succeed({
+                    headroomWei: row.capped ? null : row.balanceWei! - row.reservedWei!,
                     id: row.holdId!,
                     requestId: input.requestId,
                     accountId: input.accountId,

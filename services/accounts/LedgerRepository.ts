@@ -237,7 +237,10 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         WHERE m.account_id = ${accountId}::bigint AND m.cf_id = ${memberCfId}`
     })
 
-    /** `ledger_reserve` (migration 0010): the whole reservation, checks included, in one statement. */
+    /**
+     * `ledger_reserve` (migrations 0010, 0014, 0019): the whole reservation, checks included, in one statement; `capped`
+     * says whether any cap (key, pool, account) applied besides the balance.
+     */
     const reserve = SqlSchema.single({
       Request: Schema.Any as Schema.Schema<ReserveCall>,
       Result: Schema.Struct({
@@ -246,10 +249,11 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         reservedWei: NullableWei,
         holdId: Schema.NullOr(Schema.String),
         poolId: Schema.NullOr(Schema.String),
-        poolName: Schema.NullOr(Schema.String)
+        poolName: Schema.NullOr(Schema.String),
+        capped: Schema.Boolean
       }),
       execute: (call) => sql`
-        SELECT outcome, balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei, hold_id::text AS hold_id, pool_id, pool_name
+        SELECT outcome, balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei, hold_id::text AS hold_id, pool_id, pool_name, capped
         FROM ledger_reserve(${call.accountId}::bigint, ${call.requestId}, ${call.amountWei}::numeric, ${call.keyId},
           ${call.keyDailyWei}::numeric, ${call.keyMonthlyWei}::numeric, ${call.day}, ${call.week}, ${call.month}, ${call.at},
           ${call.expiresAt}, ${call.memberCfId})`

@@ -70,6 +70,16 @@ export type Reply =
     readonly settled: Effect.Effect<SettledReply>
   }
 
+/** How many holds of room the last-seen headroom must leave for the upstream call to overlap the reservation. */
+const OVERLAP_HOLDS = 32n
+
+/** Accounts whose headroom a replica remembers (it starts over past this: a missing entry only means no overlap). */
+const HEADROOM_ENTRIES = 100_000
+
+const isRefusal = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "_tag" in error &&
+  (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
+
 /** Events buffered between the vendor and a slow client before the vendor's stream is paused. */
 const STREAM_BUFFER = 64
 
@@ -142,10 +152,66 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         }).pipe(
           // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
           Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die }),
+          Effect.tap((reserved) => noteHeadroom(call.apiKey.accountId, reserved.headroomWei)),
+          Effect.tapError(() => noteHeadroom(call.apiKey.accountId, null)),
           Effect.as<Hold>({ requestId, settled: false })
         ),
         (hold) => (hold.settled ? Effect.void : Effect.ignore(ledger.release(hold.requestId)))
       )
+
+    // The headroom each account had after its last hold on this replica, when only its balance limited it. The
+    // upstream call may start while a reservation is in flight only when that left room for OVERLAP_HOLDS more holds:
+    // requests in flight on this replica and on others cannot then exhaust it before this one's reservation lands.
+    const headroom = new Map<string, bigint>()
+    const noteHeadroom = (accountId: string, wei: bigint | null) =>
+      Effect.sync(() => {
+        if (wei === null) headroom.delete(accountId)
+        else {
+          if (headroom.size >= HEADROOM_ENTRIES) headroom.clear()
+          headroom.set(accountId, wei)
+        }
+      })
+    const mayOverlap = (call: InferenceCall, planned: PlannedRequest) =>
+      (headroom.get(call.apiKey.accountId) ?? 0n) >= OVERLAP_HOLDS * planned.holdWei
+
+    /**
+     * The hold, then the upstream call; or both at once when the headroom allows (DESIGN.md section 10, "Overlap").
+     * Nothing reaches the client before the hold is made either way: a refused reservation interrupts the call (its
+     * connection is cut) or discards its answer, and the refusal is the client's answer. What the vendor did for it
+     * is the operator's cost, logged as such.
+     */
+    const holdAndRoute = (call: InferenceCall, planned: PlannedRequest, requestId: string) => {
+      const route = router.route({
+        chat: planned.chat,
+        plan: planned.plan,
+        stream: call.stream,
+        inputTokensOf: planned.inputTokensOf,
+        outputTokens: planned.outputTokens,
+        pin: planned.pin
+      })
+      if (!mayOverlap(call, planned)) {
+        return Effect.flatMap(holdCredit(call, planned, requestId), (hold) => Effect.map(route, (routed) => [hold, routed] as const))
+      }
+      let routed: Option.Option<Effect.Effect.Success<typeof route>> = Option.none()
+      return Effect.all([holdCredit(call, planned, requestId), Effect.tap(route, (r) => Effect.sync(() => (routed = Option.some(r))))], {
+        concurrency: 2
+      }).pipe(
+        Effect.tapErrorCause((cause) =>
+          Option.isNone(Cause.failureOption(cause)) || !isRefusal(Option.getOrThrow(Cause.failureOption(cause)))
+            ? Effect.void
+            : Effect.zipRight(
+              Effect.logInfo("an upstream call overlapped with a reservation that was refused: cancelled, the operator's cost").pipe(
+                Effect.annotateLogs({ requestId, operatorCost: true, answered: Option.isSome(routed), model: planned.plan.candidates[0]!.key })
+              ),
+              // A stream that had started is closed (its connection cut); a whole answer is only dropped.
+              Option.match(Option.flatMap(routed, (r) => r.served), {
+                onNone: () => Effect.void,
+                onSome: (served) => (served.reply._tag === "Stream" ? Effect.ignore(Stream.runHead(served.reply.events)) : Effect.void)
+              })
+            )
+        )
+      )
+    }
 
     /** Charges what the reply used, stores its bill, and gives the vendor key's pool its actual tokens. */
     const settle = (
@@ -206,15 +272,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         Effect.gen(function* () {
           const requestId = newRequestId()
           const createdAt = new Date(yield* Clock.currentTimeMillis)
-          const hold = yield* holdCredit(call, planned, requestId)
-          const { attempts, served: found } = yield* router.route({
-            chat: planned.chat,
-            plan: planned.plan,
-            stream: call.stream,
-            inputTokensOf: planned.inputTokensOf,
-            outputTokens: planned.outputTokens,
-            pin: planned.pin
-          })
+          const [hold, { attempts, served: found }] = yield* holdAndRoute(call, planned, requestId)
           if (Option.isNone(found)) {
             return yield* new AllKeysExhausted({
               message: `Every upstream key for ${planned.plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.`
