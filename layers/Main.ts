@@ -67,7 +67,10 @@ export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R
     Layer.provideMerge(DatabaseLive),
     Layer.provide(PortsPreflightLive),
     Layer.provide(AppConfig.Default),
-    Layer.provide(LoggingLive)
+    Layer.provide(LoggingLive),
+    // No tracer is configured, so every span (each SQL statement makes one) would be built and thrown away. Enable it
+    // with the exporter, when one is added.
+    Layer.provide(Layer.setTracerEnabled(false))
   )
 
 export const MainLive = makeMainLayer(ServerApi)

@@ -8,7 +8,7 @@
  * pass through a bounded buffer (backpressure up to the vendor), and after a disconnect the upstream is read on to its
  * usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource: released on every exit it did not settle.
  */
-import { Cause, Clock, Deferred, Effect, Either, FiberSet, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Deferred, Effect, Either, FiberSet, LogLevel, Option, Queue, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
@@ -108,6 +108,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const router = yield* UpstreamRouter
     // The requests in flight. At shutdown they are given the drain timeout to settle before they are interrupted
     // (an interrupted one releases its hold; the sweeper is the last resort).
+    const logsInference = LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
     const inFlight = yield* FiberSet.make<void>()
     yield* Effect.addFinalizer(() =>
       Effect.ignore(Effect.timeout(FiberSet.awaitEmpty(inFlight), config.exchange.drainTimeoutMs + config.exchange.firstByteTimeoutMs))
@@ -248,7 +249,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         // Every input bucket counts towards a vendor's TPM, cache writes included.
         const u = done.usage
         served.reconcile((u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
-        yield* logLine(hold.requestId, served.model.key, completed, done.bill, context.createdAt)
+        // Built only when it will be written: its annotations cost as much as the rest of the settlement's bookkeeping.
+        if (logsInference) yield* logLine(hold.requestId, served.model.key, completed, done.bill, context.createdAt)
         return {
           completed,
           usage: done.usage,
