@@ -60,12 +60,14 @@ export default Effect.gen(function* () {
       prior numeric;
       pool text;
       new_balance numeric;
+      owners bigint[];
     BEGIN
-      PERFORM 1 FROM accounts a
-        WHERE a.id IN (
-          SELECT COALESCE(hh.account_id, (x->>'account_id')::bigint)
-            FROM jsonb_array_elements(p_items) x LEFT JOIN holds hh ON hh.request_id = x->>'request_id')
-        ORDER BY a.id FOR UPDATE;
+      -- Each item's owner by its hold (an index lookup per item, whatever the planner thinks of the array's size;
+      -- a join could scan every hold ever made), else the account it names; then all of them locked in id order.
+      owners := ARRAY(
+        SELECT COALESCE((SELECT hh.account_id FROM holds hh WHERE hh.request_id = x->>'request_id'), (x->>'account_id')::bigint)
+          FROM jsonb_array_elements(p_items) x);
+      PERFORM 1 FROM accounts a WHERE a.id = ANY (owners) ORDER BY a.id FOR UPDATE;
       FOR i IN 0 .. jsonb_array_length(p_items) - 1 LOOP
         item := p_items->i;
         r := item->>'request_id';
