@@ -3,12 +3,13 @@
  * call upstream with fallback -> settle what it used. It knows nothing of HTTP: `serve` answers a `Reply` (the reply's
  * meta and routing facts, its events, and its settlement) that src/http/ renders per inbound format.
  *
- * Everything from the hold on runs in one detached fiber per request (the only fork a request makes): a client that
- * disconnects stops receiving, not the bill. A whole answer is settled before `serve` returns it; a stream's events
- * pass through a bounded buffer (backpressure up to the vendor), and after a disconnect the upstream is read on to its
- * usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource: released on every exit it did not settle.
+ * Everything from the hold on runs in one detached fiber per request (its one fork, besides the two of the overlap of
+ * call and reservation when the headroom allows it): a client that disconnects stops receiving, not the bill. A whole
+ * answer is settled before `serve` returns it; a stream is relayed through a bounded buffer (./streamRelay.ts) and,
+ * after a disconnect, read on to its usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource:
+ * released on every exit it did not settle.
  */
-import { Cause, Clock, Deferred, Effect, Either, FiberSet, LogLevel, Option, Queue, Stream } from "effect"
+import { Cause, Clock, Deferred, Effect, FiberSet, LogLevel, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
@@ -22,7 +23,7 @@ import { type RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./RequestPlanner.ts"
 import { SettlementService } from "./Settlement.ts"
-import type { UpstreamFailure } from "./upstreamHttp.ts"
+import { relayStream } from "./streamRelay.ts"
 import { type Served, UpstreamRouter } from "./UpstreamRouter.ts"
 
 export type { InboundFormat, InferenceCall } from "./RequestPlanner.ts"
@@ -79,9 +80,6 @@ const HEADROOM_ENTRIES = 100_000
 const isRefusal = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
-
-/** Events buffered between the vendor and a slow client before the vendor's stream is paused. */
-const STREAM_BUFFER = 64
 
 const newRequestId = () => `gen_${randomBytes(12).toString("hex")}`
 
@@ -316,52 +314,30 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             return yield* Deferred.succeed(reply, { _tag: "Whole", meta, route, result, settled })
           }
 
-          const buffer = yield* Queue.bounded<ChatEvent | null>(STREAM_BUFFER)
-          const clientGone = yield* Deferred.make<void>()
+          const relay = yield* relayStream({
+            upstream: served.reply.events,
+            withheld: (event) => excludesReasoning && isReasoning(event),
+            drainTimeoutMs: config.exchange.drainTimeoutMs
+          })
           const settledReply = yield* Deferred.make<SettledReply>()
-          let gone = false
-          const seen: Array<ChatEvent> = []
-          let stopped = false
           yield* Deferred.succeed(reply, {
             _tag: "Stream",
             meta,
             // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
             route: routeFacts(yield* keyRemaining(call.apiKey)),
-            events: Stream.fromQueue(buffer).pipe(
-              Stream.takeWhile((event): event is ChatEvent => event !== null),
-              // The client stopped reading (it left, or the stream ended): nothing more is buffered for it, and a
-              // vendor paused on a full buffer resumes.
-              Stream.ensuring(Effect.suspend(() => {
-                gone = true
-                return Effect.zipRight(Queue.takeAll(buffer), Deferred.succeed(clientGone, undefined))
-              }))
-            ),
+            events: relay.events,
             settled: Deferred.await(settledReply)
           })
-          const consume = Stream.runForEach(served.reply.events, (event) => {
-            seen.push(event)
-            if (event.type === "stop") stopped = true
-            return gone || (excludesReasoning && isReasoning(event)) ? Effect.void : Queue.offer(buffer, event)
-          })
-          // After a disconnect the upstream is read on (for its usage) for at most the drain timeout.
-          const outcome: Either.Either<void, UpstreamFailure | "drain_timeout"> = yield* Effect.raceFirst(
-            Effect.either(consume),
-            Effect.zipRight(Deferred.await(clientGone), Effect.sleep(config.exchange.drainTimeoutMs)).pipe(
-              Effect.as(Either.left("drain_timeout" as const))
-            )
-          )
-          const completed = Either.isRight(outcome) && stopped
-          const settled = yield* settle(call, planned, hold, served, context, foldEvents(seen), completed)
-          const why = Either.isLeft(outcome)
-            ? typeof outcome.left === "string" ? "the client left and the upstream did not finish in time" : outcome.left.message
-            : "the upstream ended the stream before its end"
+          const relayed = yield* relay.run
+          const settled = yield* settle(call, planned, hold, served, context, relayed.result, relayed.completed)
           yield* Deferred.succeed(
             settledReply,
-            completed
-              ? settled
-              : { ...settled, failure: { code: "stream_interrupted", message: `The upstream stream was interrupted: ${why}. Billed for what was delivered.` } }
+            relayed.completed ? settled : {
+              ...settled,
+              failure: { code: "stream_interrupted", message: `The upstream stream was interrupted: ${relayed.why}. Billed for what was delivered.` }
+            }
           )
-          if (!gone) yield* Queue.offer(buffer, null)
+          yield* relay.end
         })
       )
 
