@@ -7,6 +7,7 @@ import { AutoRouter } from "../services/exchange/AutoRouter.ts"
 import { Exchange } from "../services/exchange/Exchange.ts"
 import { GenerationLogs } from "../services/exchange/GenerationLogs.ts"
 import { Generations } from "../services/exchange/Generations.ts"
+import { Headroom } from "../services/exchange/Headroom.ts"
 import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
@@ -17,6 +18,8 @@ import { RateLimitsLive } from "./RateLimit.ts"
 
 export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pipe(
   Layer.provideMerge(Exchange.Default),
+  // One per replica, shared by the planner and the orchestration.
+  Layer.provideMerge(Headroom.Default),
   Layer.provideMerge(UpstreamRouter.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),

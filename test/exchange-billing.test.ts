@@ -6,6 +6,7 @@ import type { MarkedPrice, PricePoint, Provenance } from "../domain/catalog/card
 import type { ChatRequest } from "../domain/exchange/canonical.ts"
 import { holdWei, priceUsage, sideRatesAt } from "../domain/exchange/billing.ts"
 import {
+  boundInputTokensO200k,
   countInputTokensO200k,
   DEFAULT_TOKEN_RATIO,
   estimateInputTokens,
@@ -261,6 +262,36 @@ describe("estimate", () => {
     expect(estimateInputTokens(hundred, 1.234)).toBe(124)
     const empty: ChatRequest = { messages: [], stop: [], tools: [] }
     expect(estimateInputTokens(empty, 1)).toBe(3)
+  })
+
+  it("bounds the count by the input's UTF-8 bytes, measured over the same parts", () => {
+    const bytes = (text: string) => Buffer.byteLength(text, "utf8")
+    const expected =
+      bytes("You are a careful assistant.") +
+      bytes("What's the weather in Paris?") + bytes(" And in Rome?") +
+      bytes("Let me look.") + bytes("get_weather") + bytes("{\"city\":\"Paris\"}") + bytes("Two cities; call the tool.") +
+      bytes("18C and sunny <|endoftext|>") +
+      bytes("get_weather") + bytes("Current weather") + bytes(JSON.stringify({ type: "object", properties: { city: { type: "string" } } })) +
+      bytes(JSON.stringify({ type: "object", properties: { summary: { type: "string" } } })) +
+      4 * 4 + 3
+    expect(boundInputTokensO200k(chat)).toBe(expected)
+    expect(boundInputTokensO200k(chat)).toBeGreaterThan(countInputTokensO200k(chat))
+  })
+
+  it("never has the bound below the count, whatever the text (seeded random texts over many scripts)", () => {
+    // Letters, digits, spaces, punctuation, accents, CJK, emoji (surrogate pairs), special-token spellings.
+    const pieces = ["a", "Z", "7", " ", "  ", "\n", ".", "{", "é", "ß", "ж", "漢", "字", "😀", "👩‍💻", "<|endoftext|>", "\u0000", "\t"]
+    let seed = 20261126
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648)
+    for (let i = 0; i < 500; i++) {
+      const length = next() % 400
+      let text = ""
+      for (let j = 0; j < length; j++) text += pieces[next() % pieces.length]
+      const request: ChatRequest = { messages: [{ role: "user", parts: [{ type: "text", text }] }], stop: [], tools: [] }
+      const count = countInputTokensO200k(request)
+      const bound = boundInputTokensO200k(request)
+      if (bound < count) expect.fail(`seed text ${i} (${JSON.stringify(text)}): bound ${bound} below count ${count}`)
+    }
   })
 
   it("estimates the output at the asked limit, else 4096", () => {

@@ -4,6 +4,7 @@
  * reservation refused meanwhile (here: a cap set since, which the replica has not seen yet) cancels the call: the
  * client gets the refusal and no byte of the answer, and nothing is charged or held.
  */
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
@@ -87,5 +88,47 @@ describe("the upstream call overlapped with the reservation", () => {
     await refused.text()
     expect(await upstreamCallsFor(marker)).toBe(0)
     await client.call("PUT", "/v1/account/limits", {}, { cookie: fx.cookie, ip: fx.ip })
+  })
+})
+
+/**
+ * The same headroom lets a large input be held at its byte bound without running the tokenizer (DESIGN.md "Hot path
+ * budget"); a small one is always counted, and without headroom seen the hold is the counted estimate.
+ */
+describe("the hold of a large input", () => {
+  const holdOf = async (response: Response) => {
+    const body = (await response.json()) as { id: string }
+    const [hold] = await fx.query("SELECT amount_wei::text AS amount, charged_wei::text AS charged FROM holds WHERE request_id = $1", [body.id])
+    return { amount: hold.amount as string, charged: hold.charged as string }
+  }
+  // SPEC "Billing" 4 on one user message: 4 tokens of framing for it and 3 for the reply; openai's ratio is 1.
+  const quotedHold = async (promptTokens: number) => {
+    const quote = await fetch(`${fx.baseUrl}/v1/inference/estimate?model=openai/gpt-4.1&promptTokens=${promptTokens}&completionTokens=16`)
+    expect(quote.status).toBe(200)
+    return ((await quote.json()) as { reservedWei: string }).reservedWei
+  }
+
+  it("is the counted estimate without headroom, its byte bound with it, and the charge is the vendor's usage either way", async () => {
+    // The last test above left this replica seeing a cap, so no headroom: the first request is counted.
+    // Each starts differently, so that the vendor's prompt cache does not make their usages differ.
+    const large = (n: number) => `${n} ` + "the quick brown fox jumps over the lazy dog, ünïcödé 漢字. ".repeat(200)
+    const counted = 7 + countTokens(large(1))
+    const bound = 7 + Buffer.byteLength(large(1))
+    expect(bound).toBeGreaterThan(4096)
+    expect(bound).toBeGreaterThan(counted)
+    const first = await holdOf(await chat(large(1)))
+    expect(first.amount).toBe(await quotedHold(counted))
+    expect([7 + countTokens(large(2)), 7 + Buffer.byteLength(large(2))]).toEqual([counted, bound])
+    const second = await holdOf(await chat(large(2)))
+    expect(second.amount).toBe(await quotedHold(bound))
+    expect(BigInt(second.amount)).toBeGreaterThan(BigInt(first.amount))
+    expect(second.charged).toBe(first.charged)
+
+    // Below 4096 bytes the input is counted even with headroom seen.
+    const small = "the quick brown fox jumps over the lazy dog. ".repeat(40)
+    expect(7 + Buffer.byteLength(small)).toBeLessThan(4096)
+    const smallHold = await holdOf(await chat(small))
+    expect(smallHold.amount).toBe(await quotedHold(7 + countTokens(small)))
+    expect(await ledgerState()).toMatchObject({ reserved: "0", liveHolds: "0" })
   })
 })

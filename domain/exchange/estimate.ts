@@ -29,33 +29,46 @@ export const TOKEN_RATIOS_PATH = "data/exchange/token-ratios.yaml"
 /** For a vendor the file does not list: a quarter over o200k, on the side of holding too much. */
 export const DEFAULT_TOKEN_RATIO = 1.25
 
-/** The request's o200k_base count before the vendor's ratio: messages, tools, response schema, framing. */
-export const countInputTokensO200k = (chat: ChatRequest): number => {
+/** Walks what the estimate counts (messages, tools, response schema, framing), each text measured by `measure`. */
+const measureInput = (chat: ChatRequest, measure: (text: string) => number): number => {
   let tokens = TOKENS_FOR_REPLY
   for (const message of chat.messages) {
     tokens += TOKENS_PER_MESSAGE
-    for (const part of message.parts) tokens += count(part.text)
+    for (const part of message.parts) tokens += measure(part.text)
     if (message.role === "assistant") {
-      for (const call of message.toolCalls) tokens += count(call.name) + count(call.arguments)
-      if (message.reasoning !== undefined) tokens += count(message.reasoning)
+      for (const call of message.toolCalls) tokens += measure(call.name) + measure(call.arguments)
+      if (message.reasoning !== undefined) tokens += measure(message.reasoning)
     }
   }
   for (const tool of chat.tools) {
-    tokens += count(tool.name) + count(tool.description ?? "") + count(JSON.stringify(tool.parameters))
+    tokens += measure(tool.name) + measure(tool.description ?? "") + measure(JSON.stringify(tool.parameters))
   }
-  if (chat.responseFormat?.type === "json_schema") tokens += count(JSON.stringify(chat.responseFormat.schema))
+  if (chat.responseFormat?.type === "json_schema") tokens += measure(JSON.stringify(chat.responseFormat.schema))
   return tokens
 }
 
+/** The request's o200k_base count before the vendor's ratio: messages, tools, response schema, framing. */
+export const countInputTokensO200k = (chat: ChatRequest): number => measureInput(chat, count)
+
 /**
- * The estimated input: the o200k count times the vendor's ratio, rounded up. The product is nudged down by a
- * relative 1e-12 before rounding so that a float artefact (1000 * 1.1 = 1100.0000000000002) does not add a token;
- * ratios have a few decimals, so a true fraction is never that close to an integer at any realistic count.
+ * A bound of that count that needs no tokenizer: o200k_base is a byte-level BPE, so every token covers at least one
+ * UTF-8 byte of the text it encodes, and a text never has more tokens than bytes. Measuring takes microseconds where
+ * counting takes about 0.1 ms per 2,000 characters (40 ms for 400 KB on the bench machine).
  */
-export const estimateInputTokens = (chat: ChatRequest, ratio: number): number => {
-  const product = countInputTokensO200k(chat) * ratio
+export const boundInputTokensO200k = (chat: ChatRequest): number => measureInput(chat, (text) => Buffer.byteLength(text, "utf8"))
+
+/**
+ * An o200k figure in the vendor's tokens: times the ratio, rounded up. The product is nudged down by a relative 1e-12
+ * before rounding so that a float artefact (1000 * 1.1 = 1100.0000000000002) does not add a token; ratios have a few
+ * decimals, so a true fraction is never that close to an integer at any realistic count.
+ */
+export const scaleByRatio = (o200k: number, ratio: number): number => {
+  const product = o200k * ratio
   return Math.ceil(product - product * 1e-12)
 }
+
+/** The estimated input: the o200k count times the vendor's ratio, rounded up. */
+export const estimateInputTokens = (chat: ChatRequest, ratio: number): number => scaleByRatio(countInputTokensO200k(chat), ratio)
 
 /** SPEC Billing 4: max_completion_tokens, else max_tokens (both arrive as maxOutputTokens), else 4096. */
 export const estimateOutputTokens = (chat: ChatRequest): number => chat.maxOutputTokens ?? DEFAULT_MAX_TOKENS

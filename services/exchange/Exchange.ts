@@ -21,6 +21,7 @@ import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { type RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
 import { AutoRouter } from "./AutoRouter.ts"
+import { Headroom } from "./Headroom.ts"
 import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./RequestPlanner.ts"
 import { SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
@@ -71,12 +72,6 @@ export type Reply =
     readonly settled: Effect.Effect<SettledReply>
   }
 
-/** How many holds of room the last-seen headroom must leave for the upstream call to overlap the reservation. */
-const OVERLAP_HOLDS = 32n
-
-/** Accounts whose headroom a replica remembers (it starts over past this: a missing entry only means no overlap). */
-const HEADROOM_ENTRIES = 100_000
-
 const isRefusal = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
@@ -104,6 +99,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const autoRouter = yield* AutoRouter
     const rateLimits = yield* RateLimits
     const router = yield* UpstreamRouter
+    const headroom = yield* Headroom
     // The requests in flight. At shutdown they are given the drain timeout to settle before they are interrupted
     // (an interrupted one releases its hold; the sweeper is the last resort).
     const logsInference = LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
@@ -151,27 +147,12 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         }).pipe(
           // A key's account always exists (a foreign key says so) and request ids are fresh: either would be a defect.
           Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die }),
-          Effect.tap((reserved) => noteHeadroom(call.apiKey.accountId, reserved.headroomWei)),
-          Effect.tapError(() => noteHeadroom(call.apiKey.accountId, null)),
+          Effect.tap((reserved) => Effect.sync(() => headroom.note(call.apiKey.accountId, reserved.headroomWei))),
+          Effect.tapError(() => Effect.sync(() => headroom.note(call.apiKey.accountId, null))),
           Effect.as<Hold>({ requestId, settled: false })
         ),
         (hold) => (hold.settled ? Effect.void : Effect.ignore(ledger.release(hold.requestId)))
       )
-
-    // The headroom each account had after its last hold on this replica, when only its balance limited it. The
-    // upstream call may start while a reservation is in flight only when that left room for OVERLAP_HOLDS more holds:
-    // requests in flight on this replica and on others cannot then exhaust it before this one's reservation lands.
-    const headroom = new Map<string, bigint>()
-    const noteHeadroom = (accountId: string, wei: bigint | null) =>
-      Effect.sync(() => {
-        if (wei === null) headroom.delete(accountId)
-        else {
-          if (headroom.size >= HEADROOM_ENTRIES) headroom.clear()
-          headroom.set(accountId, wei)
-        }
-      })
-    const mayOverlap = (call: InferenceCall, planned: PlannedRequest) =>
-      (headroom.get(call.apiKey.accountId) ?? 0n) >= OVERLAP_HOLDS * planned.holdWei
 
     /**
      * The hold, then the upstream call; or both at once when the headroom allows (DESIGN.md section 10, "Overlap").
@@ -188,7 +169,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         outputTokens: planned.outputTokens,
         pin: planned.pin
       })
-      if (!mayOverlap(call, planned)) {
+      if (!headroom.allows(call.apiKey.accountId, planned.holdWei)) {
         return Effect.flatMap(holdCredit(call, planned, requestId), (hold) => Effect.map(route, (routed) => [hold, routed] as const))
       }
       let routed: Option.Option<Effect.Effect.Success<typeof route>> = Option.none()
@@ -236,7 +217,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           upstreamKey: served.keyId,
           chooser: planned.plan.chooser ?? null,
           result,
-          estimatedInputTokens: planned.inputTokensOf(served.model),
+          // Counted only if the vendor reports no input, after the answer: the hold may have been sized on a bound.
+          estimatedInputTokens: () => planned.countedInputTokensOf(served.model),
           attempts: context.attempts,
           holdWei: planned.holdWei,
           pegUsd18: planned.pegUsd18,

@@ -17,6 +17,7 @@ import type { Credential } from "../accounts/Credentials.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { AutoRouter, type Pin } from "./AutoRouter.ts"
+import { Headroom } from "./Headroom.ts"
 import { makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 
@@ -37,9 +38,12 @@ export interface PlannedRequest {
   /** The request as it goes upstream (the end user fingerprinted). */
   readonly chat: ChatRequest
   readonly plan: CandidatePlan
+  /** What the hold and the key pools' admission take as the input: the estimate, or its byte bound (see below). */
   readonly inputTokensOf: (model: RoutableModel) => number
+  /** The estimate itself (SPEC "Billing" 4), counted on first use. */
+  readonly countedInputTokensOf: (model: RoutableModel) => number
   readonly outputTokens: number
-  /** What to hold: the costliest candidate's estimate, at least 1 wei. */
+  /** What to hold: the costliest candidate's estimate (or bound), at least 1 wei. */
   readonly holdWei: bigint
   readonly pegUsd18: Usd18
   readonly revision: ConfirmedRevision | undefined
@@ -47,12 +51,19 @@ export interface PlannedRequest {
   readonly pin: Pin | undefined
 }
 
+/**
+ * Below this byte bound (before any ratio) the input is always counted: counting costs at most about 0.3 ms there,
+ * and the hold stays exactly the estimate SPEC "Billing" 4 describes (and `/v1/inference/estimate` quotes).
+ */
+const ALWAYS_COUNT_BELOW = 4096
+
 export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPlanner", {
   effect: Effect.gen(function* () {
     const config = yield* AppConfig
     const snapshots = yield* OracleSnapshot
     const providers = yield* Providers
     const autoRouter = yield* AutoRouter
+    const headroom = yield* Headroom
     const fingerprintKey = Option.getOrUndefined(config.exchange.userFingerprintKey)
 
     const fingerprint = (endUser: string | undefined): string | undefined =>
@@ -69,12 +80,17 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
         const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
         const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels, call.format)
         const input = makeInputEstimator(chat, providers.tokenRatio)
-        const inputTokensOf = input.of
         // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
         if (!planned.auto) yield* input.countWithVendors(planned.candidates)
         const outputTokens = estimateOutputTokens(chat)
-        const windowed = yield* Either.flatMap(checkWindows(planned, inputTokensOf), (plan) =>
-          checkKeyBudgets(plan, (m) => inputTokensOf(m) + outputTokens, (m) => providers.largestKeyBudget(m.provider.name))
+        // The window and the key budgets are limits: a byte bound within one decides without the tokenizer.
+        const windowed = yield* Either.flatMap(
+          checkWindows(planned, (m) => input.upTo(m, m.card.maxInputTokens ?? Infinity)),
+          (plan) =>
+            checkKeyBudgets(plan, (m) => {
+              const budget = providers.largestKeyBudget(m.provider.name)
+              return input.upTo(m, budget - outputTokens) + outputTokens
+            }, (m) => providers.largestKeyBudget(m.provider.name))
         )
         const peg = snap.inputs.pegUsd18
         const conversationId = planned.auto ? call.route.conversationId : undefined
@@ -82,12 +98,12 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
           ? undefined
           : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
         // `auto` tries at most AUTO_ATTEMPTS models that have capacity now, chosen by a pin, the operator's list or the
-        // engine; the hold covers the costliest of those.
+        // engine; the hold covers the costliest of those. Its choice weighs prices, so it takes the count.
         const chosen = planned.auto
           ? yield* autoRouter.choose({
             plan: windowed,
-            hasCapacity: (m) => providers.hasCapacity(m.provider.name, inputTokensOf(m) + outputTokens),
-            price: (m) => holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg),
+            hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens),
+            price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
             bias: call.route.routingBias,
             send: { pinnedModel: pin?.modelKey, conversationId }
           })
@@ -97,16 +113,23 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
           // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
           return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
         }
-        const hold = chosen.candidates.reduce((max, m) => {
-          const wei = holdWei(m.listing.price, { inputTokens: inputTokensOf(m), outputTokens }, peg)
-          return wei > max ? wei : max
-        }, 1n)
+        const holdOf = (tokensOf: (m: RoutableModel) => number) =>
+          chosen.candidates.reduce((max, m) => {
+            const wei = holdWei(m.listing.price, { inputTokens: tokensOf(m), outputTokens }, peg)
+            return wei > max ? wei : max
+          }, 1n)
+        // A large input is held at its bound when the account was last seen with room for OVERLAP_HOLDS such holds:
+        // the reservation is then admitted whichever of the two it holds, the settlement returns the excess, and the
+        // tokenizer never runs on the request path (the key pools count the bound until the vendor's usage replaces it).
+        const bounded = !chosen.auto && input.boundO200k >= ALWAYS_COUNT_BELOW && headroom.allows(call.apiKey.accountId, holdOf(input.bound))
+        const inputTokensOf = bounded ? input.bound : input.of
         return {
           chat,
           plan: chosen,
           inputTokensOf,
+          countedInputTokensOf: input.of,
           outputTokens,
-          holdWei: hold,
+          holdWei: holdOf(inputTokensOf),
           pegUsd18: peg,
           revision: latestRevision(snap.inputs),
           conversationId,

@@ -40,8 +40,8 @@ export interface SettleRequest {
   readonly chooser: string | null
   /** What the reply delivered (for our own count where the vendor reported nothing). */
   readonly result: ChatResult
-  /** The input estimate (our count of what was sent). */
-  readonly estimatedInputTokens: number
+  /** The input estimate (our count of what was sent), taken only when the vendor reported no input. */
+  readonly estimatedInputTokens: () => number
   readonly attempts: ReadonlyArray<Attempt>
   readonly holdWei: bigint
   readonly pegUsd18: Usd18
@@ -67,7 +67,7 @@ const countTokens = (text: string) => (text === "" ? 0 : encode(text).length)
 export const billedUsage = (
   reported: Usage,
   result: ChatResult,
-  estimatedInputTokens: number,
+  estimatedInputTokens: () => number,
   completed = true
 ): { usage: Usage; estimated: boolean } => {
   const inputReported = [reported.freshInput, reported.cacheRead, reported.cacheWrite5m, reported.cacheWrite1h].some((n) => n !== undefined)
@@ -80,7 +80,7 @@ export const billedUsage = (
   return {
     usage: {
       ...reported,
-      freshInput: inputReported ? reported.freshInput : estimatedInputTokens,
+      freshInput: inputReported ? reported.freshInput : estimatedInputTokens(),
       output: outputReported ? reported.output : delivered(),
       reasoning: outputReported ? reported.reasoning : result.reasoning === "" ? undefined : countTokens(result.reasoning)
     },
