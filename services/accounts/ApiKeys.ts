@@ -5,7 +5,7 @@
  * through one replica is refused by every other within a poll interval.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import {
   type ApiKeyStatus,
   canChange,
@@ -246,7 +246,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         if (canChange(key.status)._tag === "Revoked") return yield* Effect.fail(revokedConflict(id))
         // An administrator's freeze stands over the owner's: it is what decides who may lift it.
         if (key.status === "frozen" && (key.frozenBy === "admin" || by === "owner")) return key
-        return yield* updateRow(id, { status: "frozen", frozenBy: by, frozenAt: new Date() })
+        return yield* updateRow(id, { status: "frozen", frozenBy: by, frozenAt: new Date(yield* Clock.currentTimeMillis) })
       })
 
     const reactivate = (accountId: string, id: string) =>
@@ -270,7 +270,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
       Effect.gen(function* () {
         const key = yield* find(accountId, id)
         if (key.status === "revoked") return key
-        return yield* updateRow(id, { status: "revoked", frozenBy: null, revokedAt: new Date() })
+        return yield* updateRow(id, { status: "revoked", frozenBy: null, revokedAt: new Date(yield* Clock.currentTimeMillis) })
       })
 
     /** Support's freeze, by key id alone (the operator API). */

@@ -5,7 +5,7 @@
  * (a losing race gets invitation_already_accepted) and switches it into the organization. Mailed through the Mailer.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { normalizeEmail } from "../../domain/accounts/ids.ts"
 import {
@@ -113,7 +113,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         const email = normalizeEmail(rawEmail)
         const m = yield* authorised(cfId, orgId, role, `Inviting ${role === "admin" ? "an admin" : "a member"}`)
         const token = invitationToken(randomBytes(32))
-        const now = new Date()
+        const now = new Date(yield* Clock.currentTimeMillis)
         const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
         const created = yield* transaction(
           Effect.gen(function* () {
@@ -160,7 +160,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         const refused = refusal(m.role, "manageMembers", "Seeing invitations")
         if (refused !== undefined) return yield* refused
         const rows = yield* orDieUnlessUnavailable(sql<Row>`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
-        const now = new Date()
+        const now = new Date(yield* Clock.currentTimeMillis)
         return rows.map((row) => view(row, now))
       })
 
@@ -169,7 +169,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       Effect.gen(function* () {
         const m = yield* orgs.membership(cfId, orgId)
         const token = invitationToken(randomBytes(32))
-        const now = new Date()
+        const now = new Date(yield* Clock.currentTimeMillis)
         const row = yield* transaction(
           Effect.gen(function* () {
             const row = yield* rowById(m.accountId, id)
@@ -195,7 +195,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
             yield* authorised(cfId, orgId, row.role, `Revoking ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
             if (row.status === "accepted") return yield* new Conflict({ message: "An accepted invitation cannot be revoked; remove the member instead." })
             if (row.status === "pending") yield* sql`UPDATE organization_invitations SET status = 'revoked', revoked_at = now() WHERE id = ${id}`
-            return view(yield* rowById(m.accountId, id), new Date())
+            return view(yield* rowById(m.accountId, id), new Date(yield* Clock.currentTimeMillis))
           })
         )
       })
@@ -212,7 +212,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       Effect.gen(function* () {
         const row = yield* orDieUnlessUnavailable(byToken(token, false))
         if (row === undefined) return yield* new NotFound({ message: "No invitation has this link." })
-        const state = invitationState(row.status, row.expiresAt, new Date())
+        const state = invitationState(row.status, row.expiresAt, new Date(yield* Clock.currentTimeMillis))
         if (state === "pending") {
           return { state, organization: row.organization, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt.toISOString() }
         }
@@ -236,7 +236,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           // Accepted before, or by the accept that won a race: exactly one admission per invitation.
           if (row.status === "accepted") return yield* new InvitationAlreadyAccepted({ message: "This invitation was accepted already." })
           if (row.status === "revoked") return yield* new InvitationRevoked({ message: "This invitation was revoked." })
-          if (row.expiresAt.getTime() <= Date.now()) return yield* new InvitationExpired({ message: "This invitation has expired; ask for a new one." })
+          if (row.expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) return yield* new InvitationExpired({ message: "This invitation has expired; ask for a new one." })
           if (me?.email !== row.email) {
             return yield* new Forbidden({ message: "This invitation is for another e-mail address; sign in with the invited address (confirmed)." })
           }

@@ -10,7 +10,7 @@
  *   another confirmed transaction while the treasury has not paid its reference).
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Option, Redacted } from "effect"
+import { Clock, Duration, Effect, Option, Redacted } from "effect"
 import {
   type Account,
   BaseError,
@@ -279,7 +279,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
     const settleOne = (row: WithdrawalRow, treasury: Hex) =>
       Effect.gen(function* () {
         if (row.status === "sending") {
-          const age = Date.now() - new Date(row.createdAt).getTime()
+          const age = (yield* Clock.currentTimeMillis) - new Date(row.createdAt).getTime()
           if (age < Duration.toMillis(ABANDONED_SENDING)) return Option.none<WithdrawalStatus>()
           yield* refund(row.id, "abandoned before it was signed")
           return Option.some<WithdrawalStatus>("refunded")

@@ -3,7 +3,7 @@
  * DATA_DIR/chain, the registry and the funding contracts (CreditToken, Treasury) deployed on the first run. Its
  * state is written to disk after every confirmed publish, so a CONFIRMED revision can never lose its block to a crash.
  */
-import { Context, Data, Effect, Option, ParseResult, Redacted, Schema } from "effect"
+import { Clock, Context, Data, Effect, Option, ParseResult, Redacted, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { gunzipSync } from "node:zlib"
@@ -183,7 +183,7 @@ const atChainTime = <A>(
       catch: (error) => (error instanceof Error ? error : new Error(String(error)))
     })
     const stampedFrom = Number(latest.timestamp) + 1
-    const setBack = Math.floor(Date.now() / 1000) - stampedFrom
+    const setBack = Math.floor((yield* Clock.currentTimeMillis) / 1000) - stampedFrom
     if (setBack <= 0) return yield* deploy
     yield* rpc("evm_setTime", [stampedFrom])
     const deployed = yield* deploy
@@ -198,7 +198,7 @@ export const acquireEmbeddedChain = (options: { readonly dataDir: string; readon
     const statePath = Path.join(dir, "state.json")
     const deploymentPath = Path.join(dir, "deployment.json")
     const fresh = !Fs.existsSync(statePath)
-    const started = Date.now()
+    const started = yield* Clock.currentTimeMillis
     const node = yield* startAnvil({
       port: options.port,
       chainId: options.chainId,
@@ -285,6 +285,7 @@ export const acquireEmbeddedChain = (options: { readonly dataDir: string; readon
           )
           return deployed
         })
+    const ready = yield* Clock.currentTimeMillis
     yield* Effect.logInfo("embedded chain ready").pipe(
       Effect.annotateLogs({
         rpcUrl: node.rpcUrl,
@@ -294,7 +295,7 @@ export const acquireEmbeddedChain = (options: { readonly dataDir: string; readon
         creditToken: fundingDeployment.creditTokenAddress,
         state: statePath,
         fresh,
-        startedInMs: Date.now() - started
+        startedInMs: ready - started
       })
     )
 

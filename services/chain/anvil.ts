@@ -85,14 +85,15 @@ const spawnAnvil = async (options: AnvilOptions): Promise<AnvilNode> => {
   })
   child.stderr!.on("data", (data: Buffer) => (stderr += data.toString("utf8")))
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const deadline = Date.now() + START_TIMEOUT_MS
+  // A process's start-up timeout, outside any Effect: a monotonic timer (no rule of the service reads it).
+  const deadline = performance.now() + START_TIMEOUT_MS
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       if (/address already in use/i.test(stderr)) throw portInUse(options.port)
       throw new Error(`anvil exited with ${child.exitCode ?? child.signalCode}: ${stderr.trim()}`)
     }
     if (listening && (await rpc(rpcUrl, "eth_chainId", []))) break
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       child.kill("SIGKILL")
       await exited
       throw new Error(`anvil did not answer on ${rpcUrl} within ${START_TIMEOUT_MS / 1000} s: ${stderr.trim()}`)

@@ -6,7 +6,7 @@
  * itself is domain/exchange/autoRouting.ts.
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Either, Option, Ref, Schedule } from "effect"
+import { Clock, Duration, Effect, Either, Option, Ref, Schedule } from "effect"
 import * as Fs from "node:fs"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { type AutoChoice, chooseAuto, inControlArm, type RoutingBias } from "../../domain/exchange/autoRouting.ts"
@@ -111,7 +111,7 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
     )
 
     const noteUnservable = Effect.gen(function* () {
-      const now = Date.now()
+      const now = yield* Clock.currentTimeMillis
       const previous = yield* Ref.get(lastUnservable)
       const alert = previous === undefined || now - previous.alertedAt >= ALERT_INTERVAL_MS
       yield* Ref.set(lastUnservable, { at: now, alertedAt: alert ? now : previous!.alertedAt })
@@ -160,7 +160,7 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
           }
           keys.push(found.modelKey)
         }
-        const at = new Date()
+        const at = new Date(yield* Clock.currentTimeMillis)
         yield* orDieUnlessUnavailable(
           sql.withTransaction(
             Effect.gen(function* () {
@@ -195,7 +195,7 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
           WHERE account_id = ${accountId}::bigint AND conversation_id = ${conversationId}`
         const row = rows[0]
         if (row === undefined) return Option.none<Pin>()
-        if ((row.routingBias ?? undefined) !== bias || row.lastUsedAt.getTime() < Date.now() - PIN_IDLE_MS) {
+        if ((row.routingBias ?? undefined) !== bias || row.lastUsedAt.getTime() < (yield* Clock.currentTimeMillis) - PIN_IDLE_MS) {
           yield* sql`DELETE FROM conversation_pins WHERE account_id = ${accountId}::bigint AND conversation_id = ${conversationId}`
           return Option.none<Pin>()
         }
@@ -204,15 +204,16 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
 
     /** Pins (or re-pins) the conversation to what served it. */
     const savePin = (accountId: string, conversationId: string, served: { model: string; provider: string; upstreamKey: string }, bias: RoutingBias | undefined) =>
-      orDieUnlessUnavailable(sql`
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        orDieUnlessUnavailable(sql`
         INSERT INTO conversation_pins (account_id, conversation_id, model_key, provider, upstream_key, routing_bias, last_used_at)
-        VALUES (${accountId}::bigint, ${conversationId}, ${served.model}, ${served.provider}, ${served.upstreamKey}, ${bias ?? null}, ${new Date()})
+        VALUES (${accountId}::bigint, ${conversationId}, ${served.model}, ${served.provider}, ${served.upstreamKey}, ${bias ?? null}, ${new Date(now)})
         ON CONFLICT (account_id, conversation_id) DO UPDATE
         SET model_key = EXCLUDED.model_key, provider = EXCLUDED.provider, upstream_key = EXCLUDED.upstream_key,
-            routing_bias = EXCLUDED.routing_bias, last_used_at = EXCLUDED.last_used_at`).pipe(Effect.asVoid)
+            routing_bias = EXCLUDED.routing_bias, last_used_at = EXCLUDED.last_used_at`)).pipe(Effect.asVoid)
 
     // Pins idle for longer than PIN_IDLE_MS are ignored already; this only keeps the table small.
-    const sweepPins = Effect.suspend(() => sql`DELETE FROM conversation_pins WHERE last_used_at < ${new Date(Date.now() - PIN_IDLE_MS)}`)
+    const sweepPins = Effect.flatMap(Clock.currentTimeMillis, (now) => sql`DELETE FROM conversation_pins WHERE last_used_at < ${new Date(now - PIN_IDLE_MS)}`)
     yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sweepPins), Schedule.spaced(Duration.minutes(10))))
 
     const health = Effect.map(

@@ -7,7 +7,7 @@
  * (it answers `hasCapacity` for planning without a round trip). A Redis that fails falls back to the replica's own
  * pool, as the rate limits fail open, with a warning at most once a minute.
  */
-import { Duration, Effect, Option, Redacted, Runtime } from "effect"
+import { Clock, Duration, Effect, Option, Redacted, Runtime } from "effect"
 import { Redis } from "ioredis"
 import { COOLDOWN_MS, type FailureKind } from "../../domain/exchange/keyPool.ts"
 import type { UpstreamKey } from "../../domain/exchange/providers.ts"
@@ -81,8 +81,7 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
     })
 
     const warn = (error: unknown) =>
-      Effect.suspend(() => {
-        const now = Date.now()
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
         if (now - lastWarning < WARNING_INTERVAL_MS) return Effect.void
         lastWarning = now
         return Effect.logWarning("the upstream key pools' Redis is unavailable: admitting on this replica's own counts").pipe(
@@ -93,8 +92,8 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
     const keyName = (provider: string, keyId: string) => `${prefix}${provider}:${keyId}`
 
     /** The local pool's admission: memory mode, or Redis down. */
-    const admitLocally = (provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string): PoolAdmission | undefined =>
-      providers.pool(provider)?.admit(tokens, Date.now(), exclude, prefer)
+    const admitLocally = (provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string) =>
+      Effect.map(Clock.currentTimeMillis, (now): PoolAdmission | undefined => providers.pool(provider)?.admit(tokens, now, exclude, prefer))
 
     const admitShared = (client: Redis & SharedCommands, provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string) =>
       Effect.gen(function* () {
@@ -107,7 +106,7 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
         const tried = preferred === undefined ? order : [preferred, ...order.filter((k) => k !== preferred)]
         for (const key of tried) {
           if (exclude.has(key.id)) continue
-          const now = Date.now()
+          const now = yield* Clock.currentTimeMillis
           const start = now - (now % MINUTE_MS)
           const base = keyName(provider, key.id)
           const current = `${base}:${start}`
@@ -139,16 +138,15 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
     /** Admits a request of `tokens` estimated tokens on a key of `provider` (skipping `exclude`, `prefer` first). */
     const admit = (provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string): Effect.Effect<PoolAdmission | undefined> =>
       redis === undefined
-        ? Effect.sync(() => admitLocally(provider, tokens, exclude, prefer))
+        ? admitLocally(provider, tokens, exclude, prefer)
         : admitShared(redis, provider, tokens, exclude, prefer).pipe(
           Effect.timeout(Duration.seconds(1)),
-          Effect.catchAll((error) => Effect.as(warn(error), admitLocally(provider, tokens, exclude, prefer)))
+          Effect.catchAll((error) => Effect.zipRight(warn(error), admitLocally(provider, tokens, exclude, prefer)))
         )
 
     /** Rests a key after a failure (a vendor's Retry-After wins), on every replica when they share Redis. */
     const cooldown = (provider: string, keyId: string, kind: FailureKind, retryAfterMs?: number): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const now = Date.now()
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
         providers.pool(provider)?.cooldown(keyId, kind, now, retryAfterMs)
         if (redis === undefined) return Effect.void
         const ms = Math.max(1, Math.round(retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : COOLDOWN_MS[kind]))

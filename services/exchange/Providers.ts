@@ -4,7 +4,7 @@
  * the per-vendor token ratios of the input estimate, and the per-model traits the translators and the planner read. A file that cannot be read stops the start with a sentence
  * naming it; no provider at all is a warning: the oracle serves, the exchange routes nothing and says what to set.
  */
-import { Effect, Either, Option } from "effect"
+import { Clock, Effect, Either, Option } from "effect"
 import * as Fs from "node:fs"
 import { DEFAULT_TOKEN_RATIO, parseTokenRatios, ratioFor } from "../../domain/exchange/estimate.ts"
 import { KeyPool } from "../../domain/exchange/keyPool.ts"
@@ -47,7 +47,7 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       Effect.flatMap((text) => Either.mapLeft(parseTokenRatios(text), (problem) => new StartupFailure({ message: `${tokenRatiosFile}: ${problem}` })))
     )
     const traits = yield* loadModelTraits()
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     const pools = new Map(providers.map((p) => [p.name, new KeyPool(p.keys, now)]))
     const largestBudgets = new Map(providers.map((p) => [p.name, p.keys.reduce((max, key) => Math.max(max, key.tpm ?? Number.POSITIVE_INFINITY), 0)]))
     if (providers.length === 0) {
@@ -71,8 +71,8 @@ export class Providers extends Effect.Service<Providers>()("Providers", {
       pool: (name: string): KeyPool | undefined => pools.get(name),
       /** The most tokens one request may count against a key of the provider in a minute (its largest TPM). */
       largestKeyBudget: (name: string): number => largestBudgets.get(name) ?? 0,
-      /** Whether some key of the provider would admit a request of `tokens` estimated tokens now. */
-      hasCapacity: (name: string, tokens: number): boolean => pools.get(name)?.status(tokens, Date.now()).canAdmit === true,
+      /** Whether some key of the provider would admit a request of `tokens` estimated tokens at `now` (epoch ms). */
+      hasCapacity: (name: string, tokens: number, now: number): boolean => pools.get(name)?.status(tokens, now).canAdmit === true,
       /** The o200k-to-vendor ratio of the local input estimate. */
       tokenRatio: (vendor: string): number => (ratios.size === 0 ? DEFAULT_TOKEN_RATIO : ratioFor(ratios, vendor))
     } as const

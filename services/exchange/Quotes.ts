@@ -4,7 +4,7 @@
  * (routing.ts), without the two things only a send sees (a pinned conversation, the control arm), and neither moves
  * any credit.
  */
-import { Effect, Either } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
@@ -90,7 +90,8 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
           (failure) => new ValidationFailed({ message: failure.message, param: "completionTokens" })
         )
         const peg = snap.inputs.pegUsd18
-        const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens)
+        const now = yield* Clock.currentTimeMillis
+        const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens, now)
         const plan = budgeted.auto
           ? yield* autoRouter.choose({
             plan: budgeted,
@@ -127,9 +128,10 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       Effect.gen(function* () {
         const { snap, catalog } = yield* exchange.routable
         const allowed = new Set(allowedModels.map((m) => m.toLowerCase()))
+        const now = yield* Clock.currentTimeMillis
         const servable = (key: string) => {
           const model = catalog.models.get(key)
-          return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1)
+          return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1, now)
         }
         // What `auto` resolves to now for a small request (no pin, no control arm); null when nothing can serve.
         const planned = planCandidates(catalog, {}, describedRequest({ reasoningRequested: false, toolsPresent: false, completionTokens: 1 }), allowedModels)
@@ -146,7 +148,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         const first = chosen === undefined || Either.isLeft(chosen) ? undefined : chosen.right.candidates[0]
         const auto = first === undefined ? null : { id: first.key }
         return {
-          computedAt: new Date().toISOString(),
+          computedAt: new Date(now).toISOString(),
           ttlSeconds: AVAILABILITY_TTL_SECONDS,
           models: snap.inputs.catalog.map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
           auto

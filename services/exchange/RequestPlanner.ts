@@ -4,7 +4,7 @@
  * domain/exchange/routing.ts and estimate.ts, plus the state they need: the oracle's snapshot, the key pools'
  * capacity, the vendors' token counters, conversation pins and the `auto` engine.
  */
-import { Effect, Either, Option, Redacted } from "effect"
+import { Clock, Effect, Either, Option, Redacted } from "effect"
 import { createHmac } from "node:crypto"
 import { holdWei } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
@@ -94,6 +94,7 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
         )
         const peg = snap.inputs.pegUsd18
         const conversationId = planned.auto ? call.route.conversationId : undefined
+        const now = yield* Clock.currentTimeMillis
         const pin = conversationId === undefined
           ? undefined
           : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
@@ -102,7 +103,7 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
         const chosen = planned.auto
           ? yield* autoRouter.choose({
             plan: windowed,
-            hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens),
+            hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
             price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
             bias: call.route.routingBias,
             send: { pinnedModel: pin?.modelKey, conversationId }

@@ -4,7 +4,7 @@
  * charged and recorded with its bill in ONE transaction; idempotent by request id (the ledger's settle and the bill's
  * insert both are).
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
 import { type Bill, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatResult, Usage } from "../../domain/exchange/canonical.ts"
@@ -151,7 +151,7 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
           holdWei: request.holdWei,
           chargeWei: bill.chargeWei,
           createdAt: request.createdAt,
-          settledAt: new Date()
+          settledAt: new Date(yield* Clock.currentTimeMillis)
         }
         // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none. Charged
         // whether or not the hold is still there, and once by request id.

@@ -4,7 +4,7 @@
  * rests the key and moves on; a vendor's 4xx refusing the request itself aborts with 422 carrying its words. The
  * attempts made are returned with the outcome, for the stored bill.
  */
-import { Effect, Either, Option, type Stream } from "effect"
+import { Clock, Effect, Either, Option, type Stream } from "effect"
 import type { ChatEvent, ChatRequest } from "../../domain/exchange/canonical.ts"
 import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import type { CandidatePlan, RoutableModel } from "../../domain/exchange/routing.ts"
@@ -98,7 +98,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
               break
             }
             tried.add(admission.key.id)
-            const started = Date.now()
+            const started = yield* Clock.currentTimeMillis
             const outcome = yield* Effect.either(
               call(chat, {
                 provider: model.provider,
@@ -110,8 +110,9 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
                 firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
               }, stream)
             )
+            const ended = yield* Clock.currentTimeMillis
             if (Either.isRight(outcome)) {
-              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: Date.now() - started })
+              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
               return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }
             }
             const failure = outcome.left
@@ -122,14 +123,14 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
               outcome: failure.kind,
               status: failure.status ?? null,
               message: failure.message,
-              ms: Date.now() - started
+              ms: ended - started
             })
             const kind = failureKind(failure)
             if (kind === undefined) {
               admission.reconcile(0)
               return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
             }
-            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, Date.now()))
+            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, ended))
             yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
               Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
             )

@@ -4,7 +4,7 @@
  * corrupt row (a manifest that is not one, a change of unknown type) is a defect, never a cast.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Effect, Option, ParseResult, Schema } from "effect"
+import { Clock, Effect, Option, ParseResult, Schema } from "effect"
 import { Manifest } from "../../domain/index/manifest.ts"
 import { ReconstitutionChange, type RevisionDraft } from "../../domain/index/revision.ts"
 import { Usd18FromNumericString } from "../../domain/money.ts"
@@ -255,7 +255,7 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
       readonly txHash: string
       readonly blockNumber: bigint
     }) =>
-      sql`INSERT INTO revisions ${sql.insert({
+      Effect.flatMap(Clock.currentTimeMillis, (now) => sql`INSERT INTO revisions ${sql.insert({
         revisionVersion: header.revisionVersion,
         methodologyVersion: header.methodologyVersion,
         scuUsd18: header.scuUsd18.toString(),
@@ -267,8 +267,8 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
         txHash: header.txHash,
         publishedBlock: header.blockNumber.toString(),
         publishedAt: header.publishedAt,
-        confirmedAt: new Date()
-      })}`.pipe(orDieAtRepository)
+        confirmedAt: new Date(now)
+      })}`).pipe(orDieAtRepository)
 
     const log: Effect.Effect<ReadonlyArray<LogEntry>> = SqlSchema.findAll({
       Request: Schema.Void,

@@ -5,7 +5,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { keepProtocolExchangesTogether } from "./pgliteQueue.ts"
-import { Data, Effect, Redacted } from "effect"
+import { Clock, Data, Effect, Redacted } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { processAlive } from "./processes.ts"
@@ -59,7 +59,7 @@ export const acquireEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
       Fs.mkdirSync(dataDir, { recursive: true })
       yield* lockDataDir(dataDir)
     }
-    const started = Date.now()
+    const started = yield* Clock.currentTimeMillis
     const db = yield* Effect.acquireRelease(
       Effect.promise(() => PGlite.create(dataDir === undefined ? {} : { dataDir })),
       (db) =>
@@ -83,8 +83,9 @@ export const acquireEmbeddedPostgres = (options: EmbeddedPostgresOptions) =>
       (server) => Effect.promise(() => server.stop())
     )
     const address = server.getServerConn()
+    const ready = yield* Clock.currentTimeMillis
     yield* Effect.logInfo("embedded database ready").pipe(
-      Effect.annotateLogs({ address, dataDir: dataDir ?? "(memory)", openedInMs: Date.now() - started })
+      Effect.annotateLogs({ address, dataDir: dataDir ?? "(memory)", openedInMs: ready - started })
     )
     return {
       url: Redacted.make(`postgres://postgres@${address}/postgres?sslmode=disable`),

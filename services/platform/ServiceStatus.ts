@@ -2,7 +2,7 @@
  * Readiness: the process answers and its database answers a trivial query in time.
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { DatabaseInfo, orDieUnlessUnavailable } from "./Database.ts"
 
@@ -12,7 +12,7 @@ export class ServiceStatus extends Effect.Service<ServiceStatus>()("ServiceStatu
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { backend } = yield* DatabaseInfo
-    const startedAt = new Date().toISOString()
+    const startedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
 
     const check = Effect.gen(function* () {
       const before = performance.now()

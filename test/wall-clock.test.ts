@@ -1,0 +1,55 @@
+/**
+ * Time comes from `Clock` (DESIGN.md section 9): a service reads it through `Clock` / `DateTime`, a pure rule in
+ * domain/ takes `now` as an argument, so `TestClock` moves every rule's time in a test. This fails when a direct
+ * wall-clock read appears under services/, domain/ or src/. Monotonic timers (`performance.now()`) measure how long
+ * something took (log durations, a child process's start-up deadline) and are not wall-clock reads; `new Date(x)`
+ * with an argument converts a time it was given.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+
+const ROOT = new URL("..", import.meta.url).pathname
+const SCANNED = ["services", "domain", "src"]
+
+/** Files that may read the wall clock directly, each with why. None does today. */
+const ALLOWED: ReadonlyMap<string, string> = new Map()
+
+/** `Date.now` (called or passed as a function) and `new Date()` / `new Date` without an argument. */
+const WALL_CLOCK = /\bDate\.now\b|\bnew Date\s*\(\s*\)|\bnew Date\b(?!\s*\()/g
+
+const sourceFiles = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = Path.join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.tsx?$/.test(entry.name) ? [path] : []
+  })
+
+/** The source without comments, so that a comment may name what it avoids. Strings and templates are kept. */
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, " ")).replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1")
+
+const wallClockReads = (text: string): Array<{ line: number; found: string }> =>
+  [...withoutComments(text).matchAll(WALL_CLOCK)].map((m) => ({ line: text.slice(0, m.index).split("\n").length, found: m[0] }))
+
+describe("wall-clock reads", () => {
+  it("finds the forms it looks for, and not a time converted or a monotonic timer", () => {
+    expect(wallClockReads("const a = Date.now()\nconst b = new Date()\nconst c = new Date\nconst d = [1].map(Date.now)")).toEqual([
+      { line: 1, found: "Date.now" },
+      { line: 2, found: "new Date()" },
+      { line: 3, found: "new Date" },
+      { line: 4, found: "Date.now" }
+    ])
+    expect(wallClockReads("new Date(ms)\nnew Date(yield* Clock.currentTimeMillis)\nperformance.now()\n// Date.now() in a comment\n/* new Date() */")).toEqual([])
+  })
+
+  it("none under services/, domain/ or src/: time comes from Clock", () => {
+    const found = SCANNED.flatMap((dir) =>
+      sourceFiles(Path.join(ROOT, dir)).flatMap((file) => {
+        const relative = Path.relative(ROOT, file)
+        if (ALLOWED.has(relative)) return []
+        return wallClockReads(Fs.readFileSync(file, "utf8")).map((read) => `${relative}:${read.line}: ${read.found}`)
+      })
+    )
+    expect(found).toEqual([])
+  })
+})
