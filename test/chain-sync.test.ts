@@ -8,6 +8,7 @@ import { Effect, Option } from "effect"
 import { type Abi, type Hex, keccak256, stringToBytes } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fixedClock } from "../layers/Test.ts"
 import { ChainFailure } from "../services/chain/Registry.ts"
 import { ChainSync } from "../services/oracle/ChainSync.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
@@ -143,8 +144,8 @@ describe("the chain sync", () => {
     await chain.close()
     const synced = await harness.run(Effect.flatMap(ChainSync, (s) => s.sync))
     expect(Option.isNone(synced)).toBe(true)
-    await new Promise((resolve) => setTimeout(resolve, 1_100))
-    const health = await harness.run(Effect.flatMap(ChainSync, (s) => s.health))
+    // Read 1.1 s later than now by the service's clock: past CHAIN_STALE_AFTER_SECONDS since the last sync.
+    const health = await harness.run(Effect.flatMap(ChainSync, (s) => s.health).pipe(Effect.withClock(fixedClock(new Date(Date.now() + 1_100)))))
     expect(health).toMatchObject({ latestRevisionVersion: 2, stale: true })
     const state = Option.getOrThrow(await harness.run(Effect.flatMap(RevisionRepository, (r) => r.syncState)))
     expect(state.lastError).toMatch(/^chain_unavailable: /)

@@ -170,7 +170,8 @@ describe("with the default limits (5/s, 20/10 s, 120/min)", () => {
     }
   })
 
-  it("refuses the sixth request within a second with 429 rate_limited and Retry-After, then lets the client in again", async () => {
+  // When the window ends the client is let in again: test/time-rate-limits.test.ts moves the clock for that.
+  it("refuses the sixth request within a second with 429 rate_limited and Retry-After", async () => {
     const ip = "203.0.113.2"
     for (let i = 0; i < 5; i++) await expectPassed(await get(server, ip))
     const refused = await get(server, ip)
@@ -179,11 +180,6 @@ describe("with the default limits (5/s, 20/10 s, 120/min)", () => {
     expect(retryAfter).toBe(1)
     expect(headers).toMatchObject({ limit: 5, remaining: 0 })
     expect(headers.reset).toBeLessThanOrEqual(Math.ceil(nowSeconds()) + 1)
-
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100))
-    const again = await get(server, ip)
-    expect(limitHeaders(again)).toMatchObject({ limit: 5, remaining: 4 })
-    await expectPassed(again)
   })
 
   it("keeps separate budgets for separate client addresses", async () => {

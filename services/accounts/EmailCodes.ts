@@ -3,7 +3,7 @@
  * against the latest code of the address with at most 5 attempts, consumed once. Only an HMAC of each code is stored.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { randomBytes, randomInt } from "node:crypto"
 import {
   CODE_LIFETIME_MS,
@@ -34,7 +34,7 @@ const CodeRow = Schema.Struct({
   live: Schema.Boolean
 })
 
-const CountRow = Schema.Struct({ n: Schema.Int, oldest: Schema.NullOr(Schema.DateFromSelf), now: Schema.DateFromSelf })
+const CountRow = Schema.Struct({ n: Schema.Int, oldest: Schema.NullOr(Schema.DateFromSelf) })
 
 const wrongCode = (attemptsRemaining: number, message: string) =>
   new Unauthorized({ message, param: "code", details: { attemptsRemaining } })
@@ -47,39 +47,40 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
     // Without a configured pepper, one per process: codes then do not survive a restart (local runs only).
     const pepper = Option.match(config.codePepper, { onSome: Redacted.value, onNone: () => randomBytes(32).toString("hex") })
 
-    const count = (policy: CountPolicy, where: "email" | "ip", value: string) =>
+    const count = (policy: CountPolicy, where: "email" | "ip", value: string, now: Date) =>
       SqlSchema.single({
         Request: Schema.String,
         Result: CountRow,
         execute: (v) => sql`
-          SELECT count(*)::int AS n, min(created_at) AS oldest, now() AS now FROM email_codes
+          SELECT count(*)::int AS n, min(created_at) AS oldest FROM email_codes
           WHERE ${where === "email" ? sql`email` : sql`requested_ip`} = ${v}
-            AND created_at > now() - ${`${policy.windowMs} milliseconds`}::interval`
+            AND created_at > ${new Date(now.getTime() - policy.windowMs)}`
       })(value).pipe(orDieAtRepository)
 
-    const enforce = (policy: CountPolicy, where: "email" | "ip", value: string, message: string) =>
-      Effect.flatMap(count(policy, where, value), (counted) => {
+    const enforce = (policy: CountPolicy, where: "email" | "ip", value: string, message: string, now: Date) =>
+      Effect.flatMap(count(policy, where, value, now), (counted) => {
         if (counted.n < policy.limit) return Effect.void
-        const retryAfter = retryAfterSeconds(policy, counted.oldest ?? counted.now, counted.now)
+        const retryAfter = retryAfterSeconds(policy, counted.oldest ?? now, now)
         return Effect.fail(new RateLimited({ message: `${message}; retry in ${retryAfter} s.`, details: { retryAfterSeconds: retryAfter } }))
       })
 
     /** Draws a code, stores its HMAC and mails it. A code that could not be mailed is withdrawn (and not counted). */
     const issue = (request: CodeRequest): Effect.Effect<{ readonly expiresAt: Date }, RateLimited | ServiceUnavailable> =>
       Effect.gen(function* () {
-        yield* enforce(CODES_PER_ADDRESS, "email", request.email, `At most ${CODES_PER_ADDRESS.limit} codes per hour are sent to one address`)
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* enforce(CODES_PER_ADDRESS, "email", request.email, `At most ${CODES_PER_ADDRESS.limit} codes per hour are sent to one address`, now)
         if (request.clientIp !== undefined) {
-          yield* enforce(CODES_PER_IP, "ip", request.clientIp, `At most ${CODES_PER_IP.limit} codes per hour can be requested from one address`)
+          yield* enforce(CODES_PER_IP, "ip", request.clientIp, `At most ${CODES_PER_IP.limit} codes per hour can be requested from one address`, now)
         }
         const code = codeFrom(randomInt(0, 1_000_000))
         const stored = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Schema.Struct({ id: Schema.String, expiresAt: Schema.DateFromSelf }),
           execute: () => sql`
-            INSERT INTO email_codes (email, purpose, cf_id, code_hash, requested_ip, expires_at)
+            INSERT INTO email_codes (email, purpose, cf_id, code_hash, requested_ip, created_at, expires_at)
             VALUES (${request.email}, ${request.purpose}, ${request.cfId ?? null},
                     ${hashCode(pepper, { email: request.email, purpose: request.purpose, code })}, ${request.clientIp ?? null},
-                    now() + ${`${CODE_LIFETIME_MS} milliseconds`}::interval)
+                    ${now}, ${new Date(now.getTime() + CODE_LIFETIME_MS)})
             RETURNING id::text AS id, expires_at`
         })(undefined).pipe(orDieAtRepository)
         yield* mailer.sendCode(request.email, code, request.purpose).pipe(
@@ -98,11 +99,12 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
       code: string
     ): Effect.Effect<Effect.Effect<void, Unauthorized>, Unauthorized> =>
       Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
         const latest = yield* SqlSchema.findOne({
           Request: Schema.Void,
           Result: CodeRow,
           execute: () => sql`
-            SELECT id::text AS id, code_hash, attempts, (consumed_at IS NULL AND expires_at > now()) AS live
+            SELECT id::text AS id, code_hash, attempts, (consumed_at IS NULL AND expires_at > ${now}) AS live
             FROM email_codes
             WHERE email = ${request.email} AND purpose = ${request.purpose}
               ${request.cfId === undefined ? sql`` : sql`AND cf_id = ${request.cfId}`}
@@ -131,7 +133,7 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
           )
         }
         const id = latest.value.id
-        return sql`UPDATE email_codes SET consumed_at = now() WHERE id = ${id} AND consumed_at IS NULL RETURNING id`.pipe(
+        return sql`UPDATE email_codes SET consumed_at = ${now} WHERE id = ${id} AND consumed_at IS NULL RETURNING id`.pipe(
           orDieAtRepository,
           Effect.flatMap((rows) =>
             rows.length === 1 ? Effect.void : Effect.fail(wrongCode(0, "This code was used meanwhile. Request a new one."))

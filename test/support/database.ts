@@ -2,10 +2,11 @@
  * Databases for tests. Each suite gets its own: a fresh database on the PostgreSQL server chosen by
  * globalSetup, or an in-memory PGlite behind its own loopback socket when no server can be had.
  */
-import { Effect, Exit, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
 import { inject } from "vitest"
+import { TestDatabase } from "../../layers/Test.ts"
 import { acquireEmbeddedPostgres } from "../../services/platform/EmbeddedPostgres.ts"
 
 export type Backend = "postgres" | "pglite"
@@ -70,3 +71,15 @@ export const queryDatabase = async (database: TestDatabase, text: string, values
     await client.end()
   }
 }
+
+/**
+ * A scratch database for an Effect suite: created when the layer is built, the product's migrations applied, dropped
+ * when its scope closes (layers/Test.ts `TestDatabase` over createTestDatabase).
+ */
+export const ScratchDatabase = (poolSize = 4) =>
+  Layer.unwrapScoped(
+    Effect.map(
+      Effect.acquireRelease(Effect.promise(() => createTestDatabase()), (database) => Effect.promise(() => database.close())),
+      (database) => TestDatabase(database.url, poolSize)
+    )
+  )

@@ -3,15 +3,15 @@
  * with personal accounts made the way sign-in makes them (rows in `identities` and `accounts`).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { fixedClock } from "../../layers/Test.ts"
 import { Ledger } from "../../services/accounts/Ledger.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { pgClientLayer } from "../../services/platform/Database.ts"
 import { Jobs } from "../../services/platform/Jobs.ts"
 import { runMigrations } from "../../services/platform/Migrations.ts"
 import { startLayer } from "./harness.ts"
-import { frozenClock } from "./server.ts"
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 const base32 = (length: number) => Array.from(randomBytes(length), (byte) => BASE32[byte % 32]).join("")
@@ -50,4 +50,4 @@ export const startLedger = async (url: string, env: Record<string, string> = {})
 
 /** Runs `effect` with the clock reading `at` (explicit instants for the cap windows and hold expiry). */
 export const at = (instant: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.withClock(effect, frozenClock(new Date(instant)) as Clock.Clock)
+  Effect.withClock(effect, fixedClock(new Date(instant)))

@@ -2,12 +2,13 @@
  * A real server on a real loopback socket for HTTP suites: the product's own layers (ProbeApi adds
  * test-only routes), configured through the same Config module as `npm start`.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { makeMainLayer } from "../../layers/Main.ts"
+import { FixedClock } from "../../layers/Test.ts"
 import { startLayer } from "./harness.ts"
 import { ProbeApi, ProbeHandlers } from "./probeApi.ts"
 
@@ -31,19 +32,6 @@ export const freePort = (): Promise<number> =>
  * A clock that always reads `at` (sleeps still take real time): two servers pinned to the same instant build
  * byte-identical snapshots from the same data, so their answers can be compared byte for byte.
  */
-export const frozenClock = (at: Date): Clock.Clock => {
-  const real = Clock.make()
-  const millis = at.getTime()
-  const nanos = BigInt(millis) * 1_000_000n
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: () => millis,
-    unsafeCurrentTimeNanos: () => nanos,
-    currentTimeMillis: Effect.succeed(millis),
-    currentTimeNanos: Effect.succeed(nanos),
-    sleep: (duration) => real.sleep(duration)
-  }
-}
 
 export interface TestServerOptions {
   /** Pins the service's clock to this instant. */
@@ -54,7 +42,7 @@ export const startTestServer = async (env: Record<string, string>, options: Test
   const port = await freePort()
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-server-"))
   const main = makeMainLayer(ProbeApi, ProbeHandlers)
-  const layer = options.frozenAt === undefined ? main : main.pipe(Layer.provide(Layer.setClock(frozenClock(options.frozenAt))))
+  const layer = options.frozenAt === undefined ? main : main.pipe(Layer.provide(FixedClock(options.frozenAt)))
   const started = await startLayer(layer, {
     HOST: "127.0.0.1",
     PORT: String(port),
