@@ -1,8 +1,8 @@
 /**
  * The ledger's rules in time, driven by TestClock over the live Ledger, Jobs and sweeper on a scratch PostgreSQL
  * database: a hold lives HOLD_TTL_SECONDS and is released by the sweep at its expiry, not before; the background
- * sweeper runs every HOLD_SWEEP_INTERVAL_SECONDS of the service's clock. No row is back-dated and nothing sleeps:
- * the clock is moved.
+ * sweeper runs every HOLD_SWEEP_INTERVAL_SECONDS of the service's clock; the caps' windows turn over at UTC midnight,
+ * on Monday and on the 1st. No row is back-dated and nothing sleeps: the clock is moved.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -83,5 +83,39 @@ layer(LedgerOnScratch, { timeout: 60_000 })("holds in time", (it) => {
       yield* settleIo(released)
       expect(yield* released).toBe(true)
       expect(yield* ledger.account(accountId)).toMatchObject({ balanceWei: 100n, reservedWei: 0n })
+    }))
+
+  it.effect("caps count charges in UTC windows that the clock crosses: the day at midnight, the week on Monday, the month on the 1st", () =>
+    Effect.gen(function* () {
+      const ledger = yield* Ledger
+      const { accountId } = yield* funded(10_000n)
+      yield* ledger.setLimits(accountId, { dailyWei: 100n, weeklyWei: 150n, monthlyWei: 200n })
+      let n = 0
+      const spend = (wei: bigint) =>
+        Effect.flatMap(ledger.reserve({ accountId, requestId: `req_cap_${accountId}_${n++}`, amountWei: wei }), (hold) =>
+          ledger.settle({ requestId: hold.requestId, chargeWei: wei }))
+      const refusedScope = (wei: bigint) =>
+        Effect.map(Effect.flip(ledger.reserve({ accountId, requestId: `req_cap_${accountId}_${n++}`, amountWei: wei })), (error) =>
+          error._tag === "SpendingLimitReached" ? error.details.scope : error._tag)
+
+      // Saturday 2026-02-28, one millisecond before midnight: 90 charged today, this week (from Monday the 23rd) and
+      // this month.
+      yield* TestClock.setTime(Date.parse("2026-02-28T23:59:59.999Z"))
+      yield* spend(90n)
+      expect(yield* refusedScope(11n)).toBe("account_daily")
+      // Midnight: Sunday, a new day and a new month, the same week.
+      yield* TestClock.adjust(1)
+      expect(yield* refusedScope(61n)).toBe("account_weekly")
+      yield* spend(60n)
+      yield* TestClock.adjust("23 hours")
+      expect(yield* refusedScope(1n)).toBe("account_weekly")
+      // Monday 00:00: a new week. March has 60 charged: 140 left of the month, 100 of the day.
+      yield* TestClock.adjust("1 hour")
+      expect(yield* refusedScope(101n)).toBe("account_daily")
+      yield* spend(100n)
+      // Tuesday: a new day, but the month has 40 left.
+      yield* TestClock.adjust("1 day")
+      expect(yield* refusedScope(41n)).toBe("account_monthly")
+      yield* spend(40n)
     }))
 })
