@@ -10,11 +10,13 @@ import { ContractMetadata } from "../services/oracle/ContractMetadata.ts"
 import { OracleSnapshot } from "../services/oracle/OracleSnapshot.ts"
 import { OracleChangeFeed } from "../services/oracle/OracleChangeFeed.ts"
 import { HistoryReplay } from "../services/oracle/HistoryReplay.ts"
+import { OracleReads } from "../services/oracle/OracleReads.ts"
 import { OracleCycle, OracleSchedulerLive } from "../services/oracle/OracleScheduler.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Publisher } from "../services/oracle/Publisher.ts"
 import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
+import { SyncHealth } from "../services/oracle/SyncHealth.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { ChainLive } from "./Chain.ts"
@@ -30,7 +32,10 @@ export const OracleLive = Layer.mergeAll(
   Layer.provideMerge(AppConfig.Default)
 )
 
-const PublisherLive = Publisher.Default.pipe(Layer.provideMerge(RevisionRepository.Default))
+/** The revisions as PostgreSQL holds them, and the sync's health read from there: no chain client. */
+const RevisionsLive = SyncHealth.Default.pipe(Layer.provideMerge(RevisionRepository.Default))
+
+const PublisherLive = Publisher.Default.pipe(Layer.provideMerge(RevisionsLive))
 
 /** Revisions on the chain: publication, sync, history replay; with the catalog services beneath. */
 export const AnchoringLive = Layer.mergeAll(
@@ -48,4 +53,17 @@ export const OracleWithScheduleLive = Layer.merge(OracleSchedulerLive, OracleSna
   // The exchange's providers (one instance: the exchange's layer names the same Providers.Default) mark what is routable.
   Layer.provideMerge(Providers.Default),
   Layer.provideMerge(AnchoringLive)
+)
+
+/**
+ * The oracle's public reads (`OracleReads` over the snapshot of the catalog and the revisions) and the catalog's
+ * services, without the chain or the schedule: what a program embedding the oracle provides with a SqlClient
+ * (services/platform/Database.ts `pgClientLayer`, whose name transforms the repositories expect) and the
+ * configuration. It reads what the service's scans and chain sync stored in that database.
+ */
+export const OracleReadsLive = OracleReads.Default.pipe(
+  Layer.provideMerge(OracleSnapshot.Default),
+  Layer.provideMerge(Providers.Default),
+  Layer.provideMerge(RevisionsLive),
+  Layer.provideMerge(OracleLive)
 )

@@ -14,6 +14,7 @@ import { ChainSync } from "../services/oracle/ChainSync.ts"
 import { PriceScan } from "../services/oracle/PriceScan.ts"
 import { Publisher, toContractError } from "../services/oracle/Publisher.ts"
 import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
+import { SyncHealth } from "../services/oracle/SyncHealth.ts"
 import { type AnchoringHarness, startAnchoring } from "./support/anchoring.ts"
 import { DEV_KEYS, deployTestRegistry, startTestChain, type TestChain } from "./support/chain.ts"
 
@@ -112,7 +113,7 @@ describe("publication on a configured network", () => {
 describe("the chain sync", () => {
   it("records lastSyncAt and reports fresh health", async () => {
     await harness.run(Effect.flatMap(ChainSync, (s) => s.sync))
-    const health = await harness.run(Effect.flatMap(ChainSync, (s) => s.health))
+    const health = await harness.run(Effect.flatMap(SyncHealth, (s) => s.health))
     expect(health).toMatchObject({ latestRevisionVersion: 2, methodologyVersion: 1, stale: false, pendingRevision: null })
     expect(Date.now() - health.lastSyncAt!.getTime()).toBeLessThan(5_000)
   })
@@ -134,7 +135,7 @@ describe("the chain sync", () => {
         yield* repo.markBroadcast(row.id, `0x${"ab".repeat(32)}`)
       })
     )
-    const health = await harness.run(Effect.flatMap(ChainSync, (s) => s.health))
+    const health = await harness.run(Effect.flatMap(SyncHealth, (s) => s.health))
     expect(Object.keys(health.pendingRevision!)).toEqual(["ageMs"])
     expect(health.pendingRevision!.ageMs).toBeGreaterThanOrEqual(0)
     expect(health.latestRevisionVersion).toBe(2)
@@ -145,7 +146,7 @@ describe("the chain sync", () => {
     const synced = await harness.run(Effect.flatMap(ChainSync, (s) => s.sync))
     expect(Option.isNone(synced)).toBe(true)
     // Read 1.1 s later than now by the service's clock: past CHAIN_STALE_AFTER_SECONDS since the last sync.
-    const health = await harness.run(Effect.flatMap(ChainSync, (s) => s.health).pipe(Effect.withClock(fixedClock(new Date(Date.now() + 1_100)))))
+    const health = await harness.run(Effect.flatMap(SyncHealth, (s) => s.health).pipe(Effect.withClock(fixedClock(new Date(Date.now() + 1_100)))))
     expect(health).toMatchObject({ latestRevisionVersion: 2, stale: true })
     const state = Option.getOrThrow(await harness.run(Effect.flatMap(RevisionRepository, (r) => r.syncState)))
     expect(state.lastError).toMatch(/^chain_unavailable: /)

@@ -1,31 +1,21 @@
 /**
  * Chain sync: reads the registry into PostgreSQL. It follows up a broadcast revision until it confirms, records
  * revisions the chain holds that this database never drafted, and stamps lastSyncAt. When the RPC is down it
- * records the error and changes nothing else: readers keep being served from PostgreSQL, and health says stale.
+ * records the error and changes nothing else: readers keep being served from PostgreSQL, and health (SyncHealth.ts)
+ * says stale.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Registry } from "../chain/Registry.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { Publisher } from "./Publisher.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
 
-export interface OracleHealth {
-  readonly latestRevisionVersion: number | null
-  readonly methodologyVersion: number | null
-  readonly latestRevisionConfirmedAt: Date | null
-  readonly lastSyncAt: Date | null
-  readonly stale: boolean
-  /** Only the age: a broadcast publish's version and hashes are never exposed. */
-  readonly pendingRevision: { readonly ageMs: number } | null
-}
 
 export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
   effect: Effect.gen(function* () {
     const registry = yield* Registry
     const repository = yield* RevisionRepository
     const publisher = yield* Publisher
-    const config = yield* AppConfig
     const feed = yield* OracleChangeFeed
     const { chainId, registryAddress } = registry.endpoint
 
@@ -72,25 +62,6 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
       Effect.option
     )
 
-    const health = Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const latest = yield* repository.latestConfirmed
-      const state = yield* repository.syncState
-      const inFlight = yield* repository.inFlight
-      const lastSyncAt = Option.match(state, { onNone: () => null, onSome: (s) => s.lastSyncAt })
-      return {
-        latestRevisionVersion: Option.match(latest, { onNone: () => null, onSome: (r) => r.revisionVersion }),
-        methodologyVersion: Option.match(latest, { onNone: () => null, onSome: (r) => r.methodologyVersion }),
-        latestRevisionConfirmedAt: Option.match(latest, { onNone: () => null, onSome: (r) => r.confirmedAt }),
-        lastSyncAt,
-        stale: lastSyncAt === null || now - lastSyncAt.getTime() > config.chain.staleAfterSeconds * 1000,
-        pendingRevision: Option.match(inFlight, {
-          onNone: () => null,
-          onSome: (r) => (r.status === "BROADCAST" && r.broadcastAt !== null ? { ageMs: now - r.broadcastAt.getTime() } : null)
-        })
-      } satisfies OracleHealth
-    })
-
-    return { sync, health } as const
+    return { sync } as const
   })
 }) {}

@@ -64,6 +64,9 @@ export class OracleReads extends Effect.Service<OracleReads>()("OracleReads", {
       })
 
     return {
+      /** The SCU now, typed (for a program embedding the oracle); None before the first confirmed revision. */
+      scu: Effect.map(snapshot, (snap) => Option.fromNullable(snap.scu)),
+
       /** A pre-serialized body; undefined when there is nothing to serve yet (204). */
       body: (name: BodyName) => Effect.map(snapshot, (snap) => snap.bodies[name]),
 

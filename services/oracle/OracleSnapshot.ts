@@ -22,9 +22,9 @@ import { Providers } from "../exchange/Providers.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { CatalogRepository } from "./CatalogRepository.ts"
-import { ChainSync } from "./ChainSync.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
+import { SyncHealth } from "./SyncHealth.ts"
 
 const utf8 = new TextEncoder()
 
@@ -68,6 +68,8 @@ export interface Snapshot {
   readonly lookups: OracleLookups
   /** The exchange's routable catalog (models served by a configured provider), built with the snapshot. */
   readonly routableCatalog: RoutableCatalog
+  /** The SCU now as a value (its encoded body is `bodies.scu`); absent before the first confirmed revision. */
+  readonly scu: S.ScuResponse | undefined
   readonly bodies: SnapshotBodies
   readonly activity: ReadonlyArray<S.ActivityEvent>
 }
@@ -79,7 +81,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* CatalogRepository
     const revisions = yield* RevisionRepository
-    const chainSync = yield* ChainSync
+    const syncHealth = yield* SyncHealth
     const feed = yield* OracleChangeFeed
     const upstreams = yield* Providers
     // Validated by AppConfig (a positive decimal); kept as text there so the configuration stays printable.
@@ -113,7 +115,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
         const listings = (yield* catalog.catalogNow(now)).map(({ card, price }) => ({ card, price }))
         const providers = yield* catalog.providers
         const log: ReadonlyArray<LogInput> = yield* revisions.log
-        const { stale: _, ...sync } = yield* chainSync.health
+        const { stale: _, ...sync } = yield* syncHealth.health
         const histories = new Map(
           (yield* catalog.modelsWithHistory)
             .filter((m) => m.deletedAt === null)
@@ -151,6 +153,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           ),
           lookups: buildLookups(inputs, models.models, histories),
           routableCatalog,
+          scu,
           bodies: {
             scu: scu === undefined ? undefined : encodeJson(S.ScuResponse, scu),
             basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),

@@ -19,6 +19,7 @@ import { creditTokenAbi, FundingContractsTag } from "../../services/chain/fundin
 import { ChainEndpointTag, Registry } from "../../services/chain/Registry.ts"
 import { AutoRouter, type AutoListView } from "../../services/exchange/AutoRouter.ts"
 import { ChainSync } from "../../services/oracle/ChainSync.ts"
+import { SyncHealth } from "../../services/oracle/SyncHealth.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
@@ -122,7 +123,7 @@ export const sync = Effect.gen(function* () {
   const chainSync = yield* ChainSync
   yield* say("reading the registry...")
   const result = yield* chainSync.sync
-  const health = yield* chainSync.health
+  const health = yield* (yield* SyncHealth).health
   yield* say(
     Option.match(result, {
       onNone: () => "the chain could not be read; see the log",
@@ -237,6 +238,7 @@ export type OperatorServices =
   | RevisionRepository
   | Publisher
   | ChainSync
+  | SyncHealth
   | Verify
   | Ledger
   | ChainEndpointTag
