@@ -4,7 +4,7 @@
  * creating transaction), and the referrer's dashboard.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { createHash } from "node:crypto"
 import {
   conversionRate,
@@ -72,15 +72,17 @@ export class Referrals extends Effect.Service<Referrals>()("Referrals", {
         .withTransaction(
           Effect.gen(function* () {
             yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`referral-clicks:${code}`}))`
-            const window = `${REFERRAL_CLICKS_PER_CODE.windowMs} milliseconds`
+            const now = yield* Clock.currentTimeMillis
             const { n } = yield* SqlSchema.single({
               Request: Schema.String,
               Result: Schema.Struct({ n: Schema.Int }),
               execute: (c) => sql`
-                SELECT count(*)::int AS n FROM referral_clicks WHERE referral_code = ${c} AND clicked_at > now() - ${window}::interval`
+                SELECT count(*)::int AS n FROM referral_clicks
+                WHERE referral_code = ${c} AND clicked_at > ${new Date(now - REFERRAL_CLICKS_PER_CODE.windowMs)}`
             })(code)
             if (n >= REFERRAL_CLICKS_PER_CODE.limit) return false
             yield* sql`INSERT INTO referral_clicks ${sql.insert({
+              clickedAt: new Date(now),
               referralCode: code,
               ipHash: clientIp === undefined ? null : hashIp(clientIp),
               userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT_LENGTH)
@@ -131,6 +133,7 @@ export class Referrals extends Effect.Service<Referrals>()("Referrals", {
 
     const dashboard = (cfId: string): Effect.Effect<ReferralDashboard> =>
       Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
         const figures = yield* SqlSchema.single({
           Request: Schema.String,
           Result: Schema.Struct({
@@ -163,7 +166,7 @@ export class Referrals extends Effect.Service<Referrals>()("Referrals", {
             (SELECT NULL, 'pending', min(c.clicked_at)
              FROM referral_clicks c
              WHERE c.referral_code = ${figures.referralCode} AND c.ip_hash IS NOT NULL
-               AND c.clicked_at > now() - ${`${REFERRAL_WINDOW_SECONDS} seconds`}::interval
+               AND c.clicked_at > ${new Date(now - REFERRAL_WINDOW_SECONDS * 1000)}
                AND NOT EXISTS (SELECT 1 FROM referrals r WHERE r.referrer_cf_id = ${id} AND r.ip_hash = c.ip_hash)
              GROUP BY c.ip_hash)
             ORDER BY at DESC LIMIT ${MAX_LISTED_REFERRALS}`
