@@ -3,7 +3,7 @@
  * cookie; the database keeps its SHA-256. Valid 30 days, sliding: a session in use is extended (at most once a day).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { SESSION_LIFETIME_MS, SESSION_REFRESH_AFTER_MS } from "../../domain/accounts/policies.ts"
 import { Unauthorized } from "../../domain/errors.ts"
@@ -43,7 +43,8 @@ const SessionRow = Schema.Struct({
   due: Schema.Boolean
 })
 
-const lifetime = `${SESSION_LIFETIME_MS} milliseconds`
+/** A session's expiry when made or extended at `now` (epoch ms): the service's clock, not the database's. */
+const expiryFrom = (now: number) => new Date(now + SESSION_LIFETIME_MS)
 
 export class Sessions extends Effect.Service<Sessions>()("Sessions", {
   effect: Effect.gen(function* () {
@@ -53,14 +54,15 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
     const create = (cfId: string, method: "email" | "siwe", clientIp: string | undefined) =>
       Effect.gen(function* () {
         const token = randomBytes(32).toString("base64url")
+        const now = yield* Clock.currentTimeMillis
         // The identity's dead sessions go when it signs in again, so the table holds live sessions and a few more.
-        yield* sql`DELETE FROM sessions WHERE cf_id = ${cfId} AND expires_at <= now()`
+        yield* sql`DELETE FROM sessions WHERE cf_id = ${cfId} AND expires_at <= ${new Date(now)}`
         const created = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Schema.Struct({ expiresAt: Schema.DateFromSelf }),
           execute: () => sql`
             INSERT INTO sessions (token_hash, cf_id, method, created_ip, expires_at)
-            VALUES (${tokenHash(token)}, ${cfId}, ${method}, ${clientIp ?? null}, now() + ${lifetime}::interval)
+            VALUES (${tokenHash(token)}, ${cfId}, ${method}, ${clientIp ?? null}, ${expiryFrom(now)})
             RETURNING expires_at`
         })(undefined)
         return { token, expiresAt: created.expiresAt }
@@ -74,14 +76,15 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
         if (token === "") return yield* unauthorized("Sign in first: no session cookie or signed request.")
         if (!TOKEN_PATTERN.test(token)) return yield* unauthorized("The session is not valid; sign in again.")
         const hash = tokenHash(token)
+        const now = yield* Clock.currentTimeMillis
         const found = yield* SqlSchema.findOne({
           Request: Schema.String,
           Result: SessionRow,
           execute: (h) => sql`
             SELECT s.cf_id, a.id::text AS account_id, i.wallet_address, s.expires_at,
                    o.account_id::text AS org_account_id, o.id AS org_id, m.role AS org_role,
-                   s.expires_at > now() AS live,
-                   s.expires_at < now() + ${lifetime}::interval - ${`${SESSION_REFRESH_AFTER_MS} milliseconds`}::interval AS due
+                   s.expires_at > ${new Date(now)} AS live,
+                   s.expires_at < ${new Date(expiryFrom(now).getTime() - SESSION_REFRESH_AFTER_MS)} AS due
             FROM sessions s
             JOIN identities i ON i.cf_id = s.cf_id
             JOIN accounts a ON a.owner_cf_id = s.cf_id AND a.kind = 'personal'
@@ -107,7 +110,7 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
           Request: Schema.String,
           Result: Schema.Struct({ expiresAt: Schema.DateFromSelf }),
           execute: (h) => sql`
-            UPDATE sessions SET expires_at = now() + ${lifetime}::interval WHERE token_hash = ${h} RETURNING expires_at`
+            UPDATE sessions SET expires_at = ${expiryFrom(now)} WHERE token_hash = ${h} RETURNING expires_at`
         })(hash).pipe(orDieAtRepository)
         return { identity, extendedUntil: Option.some(extended.expiresAt) }
       })
@@ -118,11 +121,12 @@ export class Sessions extends Effect.Service<Sessions>()("Sessions", {
      */
     const peek = (token: string): Effect.Effect<Option.Option<string>> =>
       TOKEN_PATTERN.test(token)
-        ? SqlSchema.findOne({
+        ? Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          SqlSchema.findOne({
             Request: Schema.String,
             Result: Schema.Struct({ cfId: Schema.String }),
-            execute: (h) => sql`SELECT cf_id FROM sessions WHERE token_hash = ${h} AND expires_at > now()`
-          })(tokenHash(token)).pipe(Effect.map(Option.map((row) => row.cfId)), orDieAtRepository)
+            execute: (h) => sql`SELECT cf_id FROM sessions WHERE token_hash = ${h} AND expires_at > ${new Date(now)}`
+          })(tokenHash(token)).pipe(Effect.map(Option.map((row) => row.cfId)), orDieAtRepository))
         : Effect.succeed(Option.none())
 
     const revoke = (token: string) =>

@@ -34,7 +34,7 @@ export type SignedRequestFailure = Unauthorized | Forbidden | InvalidSignature |
  * A nonce must be remembered while a request carrying it could still be fresh: its timestamp may be up to the window
  * ahead of the clock and is accepted until the window after it, so twice the window, plus a margin.
  */
-const NONCE_MEMORY = `${2 * SIGNED_REQUEST_WINDOW_SECONDS + 60} seconds`
+const NONCE_MEMORY_MS = (2 * SIGNED_REQUEST_WINDOW_SECONDS + 60) * 1000
 
 export class SignedRequests extends Effect.Service<SignedRequests>()("SignedRequests", {
   effect: Effect.gen(function* () {
@@ -49,7 +49,8 @@ export class SignedRequests extends Effect.Service<SignedRequests>()("SignedRequ
 
     const consumeNonce = (address: string, nonce: string, timestamp: number) =>
       Effect.gen(function* () {
-        yield* sql`DELETE FROM signed_request_nonces WHERE address = ${address} AND signed_at < now() - ${NONCE_MEMORY}::interval`
+        const now = yield* Clock.currentTimeMillis
+        yield* sql`DELETE FROM signed_request_nonces WHERE address = ${address} AND signed_at < ${new Date(now - NONCE_MEMORY_MS)}`
         const inserted = yield* sql`
           INSERT INTO signed_request_nonces (address, nonce, signed_at)
           VALUES (${address}, ${nonce}, to_timestamp(${timestamp}))

@@ -37,14 +37,15 @@ export class Siwe extends Effect.Service<Siwe>()("Siwe", {
     const issueNonce = (clientIp: string | undefined) =>
       Effect.gen(function* () {
         const nonce = generateSiweNonce()
+        const now = yield* Clock.currentTimeMillis
         // Unclaimed nonces are dropped an hour after they expired, by the next request for one.
-        yield* sql`DELETE FROM siwe_nonces WHERE expires_at < now() - interval '1 hour'`
+        yield* sql`DELETE FROM siwe_nonces WHERE expires_at < ${new Date(now - 3_600_000)}`
         const stored = yield* SqlSchema.single({
           Request: Schema.Void,
           Result: Schema.Struct({ expiresAt: Schema.DateFromSelf }),
           execute: () => sql`
             INSERT INTO siwe_nonces (nonce, requested_ip, expires_at)
-            VALUES (${nonce}, ${clientIp ?? null}, now() + ${`${SIWE_NONCE_LIFETIME_MS} milliseconds`}::interval)
+            VALUES (${nonce}, ${clientIp ?? null}, ${new Date(now + SIWE_NONCE_LIFETIME_MS)})
             RETURNING expires_at`
         })(undefined)
         return { nonce, chainId, expiresAt: stored.expiresAt }
@@ -91,9 +92,10 @@ export class Siwe extends Effect.Service<Siwe>()("Siwe", {
     /** Uses a nonce up; one issued by us, unexpired and unused, or the sign-in is refused. */
     const consumeNonce = (nonce: string): Effect.Effect<void, Unauthorized | SignatureReused> =>
       Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
         const consumed = yield* sql`
-          UPDATE siwe_nonces SET consumed_at = now()
-          WHERE nonce = ${nonce} AND consumed_at IS NULL AND expires_at > now() RETURNING nonce`.pipe(orDieAtRepository)
+          UPDATE siwe_nonces SET consumed_at = ${now}
+          WHERE nonce = ${nonce} AND consumed_at IS NULL AND expires_at > ${now} RETURNING nonce`.pipe(orDieAtRepository)
         if (consumed.length === 1) return
         const previous = yield* SqlSchema.findOne({
           Request: Schema.String,
