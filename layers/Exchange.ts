@@ -13,6 +13,7 @@ import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
+import { UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
 import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
@@ -21,6 +22,8 @@ export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pi
   // One per replica, shared by the planner and the orchestration.
   Layer.provideMerge(Headroom.Default),
   Layer.provideMerge(UpstreamRouter.Default),
+  // The vendors over HTTP; layers/Test.ts `ScriptedUpstream` answers from a script instead.
+  Layer.provideMerge(UpstreamCalls.Default),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(GenerationLogs.Default),

@@ -6,9 +6,13 @@
  * `FixedClock` pins it for a rule checked at one instant.
  */
 import { RateLimiter } from "@effect/experimental"
-import { Clock, ConfigProvider, Duration, Effect, Layer, Option, Redacted, Ref } from "effect"
+import { Clock, ConfigProvider, Duration, Effect, Layer, Option, Redacted, Ref, Stream } from "effect"
 import { type CodePurpose, codeMessage } from "../domain/accounts/emailCode.ts"
+import type { ChatEvent, ChatRequest } from "../domain/exchange/canonical.ts"
 import { Mailer } from "../services/accounts/Mailer.ts"
+import type { UpstreamTarget } from "../services/exchange/providers/index.ts"
+import { type Reply, UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
+import { UpstreamFailure } from "../services/exchange/upstreamHttp.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { pgClientLayer } from "../services/platform/Database.ts"
 import { runMigrations } from "../services/platform/Migrations.ts"
@@ -91,3 +95,38 @@ export const TestDatabase = (url: string, poolSize = 4) =>
   Layer.effectDiscard(runMigrations).pipe(
     Layer.provideMerge(pgClientLayer({ url: Redacted.make(url), poolSize, connectTimeoutMs: 5000 }))
   )
+
+/** One call the exchange made to a vendor, as a script sees it. */
+export interface ScriptedCall {
+  readonly chat: ChatRequest
+  readonly target: UpstreamTarget
+  readonly stream: boolean
+}
+
+/**
+ * What a scripted vendor answers: a reply's events (as a whole reply, or as a stream of them when the call asked for
+ * one), or a failure as the HTTP client reports a vendor's (a status with its Retry-After and body, a timeout...).
+ */
+export type ScriptedAnswer =
+  | { readonly events: ReadonlyArray<ChatEvent> }
+  | { readonly failure: ConstructorParameters<typeof UpstreamFailure>[0] }
+
+/**
+ * The vendors replaced by `script` (no sockets): each call is answered by what the script says for it. Routing, key
+ * pools, cooldowns, failover and settlement run unchanged above it.
+ */
+export const ScriptedUpstream = (script: (call: ScriptedCall) => ScriptedAnswer): Layer.Layer<UpstreamCalls> =>
+  Layer.succeed(
+    UpstreamCalls,
+    UpstreamCalls.make({
+      call: (chat, target, stream) =>
+        Effect.suspend(() => {
+          const answer = script({ chat, target, stream })
+          if ("failure" in answer) return Effect.fail(new UpstreamFailure(answer.failure))
+          return Effect.succeed<Reply>(
+            stream ? { _tag: "Stream", events: Stream.fromIterable(answer.events) } : { _tag: "Whole", events: answer.events }
+          )
+        })
+    })
+  )
+

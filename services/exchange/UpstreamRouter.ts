@@ -4,8 +4,8 @@
  * rests the key and moves on; a vendor's 4xx refusing the request itself aborts with 422 carrying its words. The
  * attempts made are returned with the outcome, for the stored bill.
  */
-import { Clock, Effect, Either, Option, type Stream } from "effect"
-import type { ChatEvent, ChatRequest } from "../../domain/exchange/canonical.ts"
+import { Clock, Effect, Either, Option } from "effect"
+import type { ChatRequest } from "../../domain/exchange/canonical.ts"
 import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import type { CandidatePlan, RoutableModel } from "../../domain/exchange/routing.ts"
 import { ValidationFailed } from "../../domain/errors.ts"
@@ -13,8 +13,8 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import type { Pin } from "./AutoRouter.ts"
 import { KeyPools } from "./KeyPools.ts"
 import { Providers } from "./Providers.ts"
-import { adapterFor, type UpstreamTarget } from "./providers/index.ts"
 import type { Attempt } from "./Settlement.ts"
+import { type Reply, UpstreamCalls } from "./UpstreamCalls.ts"
 import type { UpstreamFailure } from "./upstreamHttp.ts"
 
 export interface RouteAttempt {
@@ -26,13 +26,7 @@ export interface RouteAttempt {
   readonly pin: Pin | undefined
 }
 
-/**
- * The answer of the attempt that served: a non-streaming one arrives read and parsed (its events as an array, no
- * Stream to run), a streaming one as the events still to come.
- */
-export type Reply =
-  | { readonly _tag: "Whole"; readonly events: ReadonlyArray<ChatEvent> }
-  | { readonly _tag: "Stream"; readonly events: Stream.Stream<ChatEvent, UpstreamFailure> }
+export type { Reply } from "./UpstreamCalls.ts"
 
 export interface Served {
   readonly model: RoutableModel
@@ -45,14 +39,6 @@ export interface Served {
 export interface Routed {
   readonly attempts: ReadonlyArray<Attempt>
   readonly served: Option.Option<Served>
-}
-
-/** One call: the whole answer, or the stream once its first event arrived. */
-const call = (chat: ChatRequest, target: UpstreamTarget, stream: boolean): Effect.Effect<Reply, UpstreamFailure> => {
-  const adapter = adapterFor(target.provider.format)
-  return stream
-    ? Effect.map(adapter.stream(chat, target), (events): Reply => ({ _tag: "Stream", events }))
-    : Effect.map(adapter.complete(chat, target), (events): Reply => ({ _tag: "Whole", events }))
 }
 
 /** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
@@ -82,6 +68,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
     const config = yield* AppConfig
     const providers = yield* Providers
     const keyPools = yield* KeyPools
+    const upstream = yield* UpstreamCalls
 
     /** Tries each candidate's keys in order until one answers; the attempts are returned either way. */
     const route = ({ chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.Effect<Routed, ValidationFailed> =>
@@ -100,7 +87,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
             tried.add(admission.key.id)
             const started = yield* Clock.currentTimeMillis
             const outcome = yield* Effect.either(
-              call(chat, {
+              upstream.call(chat, {
                 provider: model.provider,
                 key: admission.key,
                 upstreamModel: model.card.sdkId,
