@@ -4,13 +4,14 @@
  * Withdrawals.ts. Chain failures are classified by `classifyChainError` (services/chain/Registry.ts), the same as
  * publishing's; the Ledger stays the only writer of balances.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { type Hex, keccak256, toHex } from "viem"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { type FundingContracts, FundingContractsTag, treasuryAbi } from "../chain/funding.ts"
 import { classifyChainError, Registry } from "../chain/Registry.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { Ledger } from "./Ledger.ts"
 
 /** The reference an account deposits with: public like a deposit address, so derived, not secret (docs/decisions.md). */
@@ -43,6 +44,17 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
     const client = registry.client
     const endpoint = registry.endpoint
     const db = <A, E, R>(effect: Effect.Effect<A, E, R>) => orDieUnlessUnavailable(effect)
+
+    const nextBlockOf = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ nextBlock: Schema.String }),
+      execute: (treasury) => sql`SELECT next_block::text AS "nextBlock" FROM funding_scan_state WHERE treasury = ${treasury}`
+    })
+    const ownerOfRef = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ accountId: Schema.String }),
+      execute: (ref) => sql`SELECT account_id::text AS "accountId" FROM funding_account_refs WHERE account_ref = ${ref}`
+    })
 
     const configured: Effect.Effect<FundingContracts, ServiceUnavailable> = Option.match(contracts, {
       onNone: () => Effect.fail(notConfigured()),
@@ -83,9 +95,12 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
       const treasury = funding.treasury.toLowerCase()
       const head = yield* chainCall(() => client.getBlockNumber())
       const safe = head - BigInt(endpoint.confirmations - 1)
-      const [stored] = yield* db(sql<{ nextBlock: string }>`SELECT next_block::text AS "nextBlock" FROM funding_scan_state WHERE treasury = ${treasury}`)
+      const stored = yield* orDieAtRepository(nextBlockOf(treasury))
       // Without a known deployment block (a configured network) the first scan starts at the confirmed head.
-      const start = stored !== undefined ? BigInt(stored.nextBlock) : Option.getOrElse(funding.treasuryDeployedBlock, () => safe < 0n ? 0n : safe)
+      const start = Option.match(stored, {
+        onSome: (row) => BigInt(row.nextBlock),
+        onNone: () => Option.getOrElse(funding.treasuryDeployedBlock, () => safe < 0n ? 0n : safe)
+      })
       const outcome = { fromBlock: start, toBlock: safe, credited: 0, alreadyCredited: 0, unmatched: 0 }
       for (let from = start; from <= safe; from += LOG_RANGE) {
         const to = from + LOG_RANGE - 1n < safe ? from + LOG_RANGE - 1n : safe
@@ -95,7 +110,7 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
         for (const log of logs) {
           const reference = `${log.transactionHash}:${log.logIndex}`
           const ref = log.args.accountRef.toLowerCase()
-          const [owner] = yield* db(sql<{ accountId: string }>`SELECT account_id::text AS "accountId" FROM funding_account_refs WHERE account_ref = ${ref}`)
+          const owner = Option.getOrUndefined(yield* orDieAtRepository(ownerOfRef(ref)))
           if (owner === undefined) {
             const recorded = yield* db(sql`
               INSERT INTO funding_unmatched_deposits (tx_hash, log_index, account_ref, from_address, amount_wei, block_number)

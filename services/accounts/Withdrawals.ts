@@ -9,8 +9,8 @@
  *   or refunds it once it provably cannot land (it reverted, or the relayer's nonce it was signed with went to
  *   another confirmed transaction while the treasury has not paid its reference).
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Redacted } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Duration, Effect, Option, Redacted, Schema } from "effect"
 import {
   type Account,
   BaseError,
@@ -30,6 +30,7 @@ import { type FundingContracts, treasuryAbi } from "../chain/funding.ts"
 import { ChainFailure, classifyChainError, Registry } from "../chain/Registry.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { Funding, withdrawalRefOf } from "./Funding.ts"
 import { Ledger } from "./Ledger.ts"
 
@@ -61,21 +62,25 @@ export interface SettleOutcome {
 /** A `sending` row older than this was left by a crash before its transaction was signed: it was never sent. */
 const ABANDONED_SENDING = Duration.minutes(10)
 
-interface WithdrawalRow {
-  readonly id: string
-  readonly accountId: string
-  readonly to: string
-  readonly amountWei: string
-  readonly withdrawalRef: Hex
-  readonly status: "sending" | WithdrawalStatus
-  readonly txHash: Hex | null
-  readonly nonce: string | null
-  readonly rawTx: Hex | null
-  readonly failureReason: string | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-  readonly seq: string
-}
+const HexText = Schema.TemplateLiteral("0x", Schema.String)
+
+/** A stored withdrawal as SELECT_ROW reads it; a row that does not decode is a defect at the boundary. */
+const WithdrawalRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  to: Schema.String,
+  amountWei: Schema.String,
+  withdrawalRef: HexText,
+  status: Schema.Literal("sending", "pending", "confirmed", "refunded"),
+  txHash: Schema.NullOr(HexText),
+  nonce: Schema.NullOr(Schema.String),
+  rawTx: Schema.NullOr(HexText),
+  failureReason: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf,
+  updatedAt: Schema.DateFromSelf,
+  seq: Schema.String
+})
+type WithdrawalRow = typeof WithdrawalRow.Type
 
 const toWithdrawal = (row: WithdrawalRow): Withdrawal => ({
   id: row.id,
@@ -143,7 +148,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
       Effect.tryPromise({ try: run, catch: (error) => chainFailureOf(error, stage) })
 
     const findRow = (id: string) =>
-      Effect.map(db(sql<WithdrawalRow>`SELECT ${selectRow} FROM funding_withdrawals WHERE id = ${id}`), (rows) => rows[0]!)
+      orDieAtRepository(
+        SqlSchema.single({ Request: Schema.String, Result: WithdrawalRow, execute: (i) => sql`SELECT ${selectRow} FROM funding_withdrawals WHERE id = ${i}` })(id)
+      )
 
     const contractError = (row: WithdrawalRow, reason: ChainFailureReason, message: string) =>
       new ContractError({
@@ -323,9 +330,13 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
 
     /** The deposit watcher's second half: every open withdrawal, oldest first. */
     const settlePending = Effect.gen(function* () {
-      const rows = yield* db(sql<WithdrawalRow>`
-        SELECT ${selectRow} FROM funding_withdrawals WHERE status IN ('sending', 'pending') ORDER BY seq
-      `)
+      const rows = yield* orDieAtRepository(
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: WithdrawalRow,
+          execute: () => sql`SELECT ${selectRow} FROM funding_withdrawals WHERE status IN ('sending', 'pending') ORDER BY seq`
+        })(undefined)
+      )
       const outcome = { confirmed: 0, refunded: 0, pending: 0 }
       if (rows.length === 0) return outcome satisfies SettleOutcome
       const contracts = yield* funding.configured.pipe(Effect.orDie)
@@ -342,11 +353,16 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
 
     const list = (accountId: string, page: { readonly limit: number; readonly cursor: string | undefined }) =>
       Effect.gen(function* () {
-        const rows = yield* db(sql<WithdrawalRow>`
-          SELECT ${selectRow} FROM funding_withdrawals
-          WHERE account_id = ${accountId} ${page.cursor === undefined ? sql`` : sql`AND seq < ${page.cursor}`}
-          ORDER BY seq DESC LIMIT ${page.limit + 1}
-        `)
+        const rows = yield* orDieAtRepository(
+          SqlSchema.findAll({
+            Request: Schema.Void,
+            Result: WithdrawalRow,
+            execute: () => sql`
+              SELECT ${selectRow} FROM funding_withdrawals
+              WHERE account_id = ${accountId} ${page.cursor === undefined ? sql`` : sql`AND seq < ${page.cursor}`}
+              ORDER BY seq DESC LIMIT ${page.limit + 1}`
+          })(undefined)
+        )
         const shown = rows.slice(0, page.limit)
         return {
           withdrawals: shown.map(toWithdrawal),

@@ -5,8 +5,8 @@
  * the quality scores, the control arm, and the operator alert raised when the list can serve nothing. The choice
  * itself is domain/exchange/autoRouting.ts.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Either, Option, Ref, Schedule } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Duration, Effect, Either, Option, ParseResult, Ref, Schedule, Schema } from "effect"
 import * as Fs from "node:fs"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { type AutoChoice, chooseAuto, inControlArm, type RoutingBias } from "../../domain/exchange/autoRouting.ts"
@@ -84,7 +84,14 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
     const list = yield* Ref.make<ListState>({ readable: false, models: [], updatedAt: null })
     const lastUnservable = yield* Ref.make<{ at: number; alertedAt: number } | undefined>(undefined)
 
-    const readList = sql<{ modelKey: string; updatedAt: Date }>`SELECT model_key, updated_at FROM routing_auto_list ORDER BY position`.pipe(
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ modelKey: Schema.String, updatedAt: Schema.DateFromSelf }),
+      execute: () => sql`SELECT model_key, updated_at FROM routing_auto_list ORDER BY position`
+    })
+    // A row that does not decode is corrupt stored data: a defect, not "unreadable" (which is the database away).
+    const readList = listRows(undefined).pipe(
+      Effect.catchIf(ParseResult.isParseError, Effect.die),
       Effect.map((rows): ListState => ({ readable: true, models: rows.map((r) => r.modelKey), updatedAt: rows[0]?.updatedAt ?? null }))
     )
     const refresh = readList.pipe(
@@ -187,14 +194,25 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
         Effect.as(Ref.set(list, state), { models: state.models, updatedAt: state.updatedAt?.toISOString() ?? null })
     )
 
+    const pinRow = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, conversationId: Schema.String }),
+      Result: Schema.Struct({
+        modelKey: Schema.String,
+        upstreamKey: Schema.String,
+        routingBias: Schema.NullOr(Schema.String),
+        lastUsedAt: Schema.DateFromSelf
+      }),
+      execute: ({ accountId, conversationId }) => sql`
+        SELECT model_key, upstream_key, routing_bias, last_used_at FROM conversation_pins
+        WHERE account_id = ${accountId}::bigint AND conversation_id = ${conversationId}`
+    })
+
     /** The conversation's live pin of the same bias; a pin of another bias is released (SPEC Model selection 5). */
     const findPin = (accountId: string, conversationId: string, bias: RoutingBias | undefined) =>
       Effect.gen(function* () {
-        const rows = yield* sql<{ modelKey: string; upstreamKey: string; routingBias: string | null; lastUsedAt: Date }>`
-          SELECT model_key, upstream_key, routing_bias, last_used_at FROM conversation_pins
-          WHERE account_id = ${accountId}::bigint AND conversation_id = ${conversationId}`
-        const row = rows[0]
-        if (row === undefined) return Option.none<Pin>()
+        const found = yield* pinRow({ accountId, conversationId }).pipe(Effect.catchIf(ParseResult.isParseError, Effect.die))
+        if (Option.isNone(found)) return Option.none<Pin>()
+        const row = found.value
         if ((row.routingBias ?? undefined) !== bias || row.lastUsedAt.getTime() < (yield* Clock.currentTimeMillis) - PIN_IDLE_MS) {
           yield* sql`DELETE FROM conversation_pins WHERE account_id = ${accountId}::bigint AND conversation_id = ${conversationId}`
           return Option.none<Pin>()

@@ -156,21 +156,23 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
     const find = (accountId: string, id: string): Effect.Effect<Option.Option<GenerationRow>> =>
       orDieAtRepository(findOne({ id, accountId }))
 
+    const cacheSums = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ read: Schema.NullOr(Schema.String), w5: Schema.NullOr(Schema.String), w1: Schema.NullOr(Schema.String) }),
+      execute: (accountId) => sql`
+        SELECT NULLIF(sum(cache_read_tokens), 0)::text AS read, NULLIF(sum(cache_write_5m_tokens), 0)::text AS w5,
+          NULLIF(sum(cache_write_1h_tokens), 0)::text AS w1
+        FROM generations WHERE account_id = ${accountId}`
+    })
+
     /** The account's cumulative cache counters; each null until some request recorded a non-zero count of it. */
     const cacheTotals = (accountId: string): Effect.Effect<CacheTotals> =>
       orDieAtRepository(
-        Effect.map(
-          sql<{ read: string | null; w5: string | null; w1: string | null }>`
-            SELECT NULLIF(sum(cache_read_tokens), 0)::text AS read, NULLIF(sum(cache_write_5m_tokens), 0)::text AS w5,
-              NULLIF(sum(cache_write_1h_tokens), 0)::text AS w1
-            FROM generations WHERE account_id = ${accountId}
-          `,
-          ([row]) => ({
-            cachedInputTokens: row?.read == null ? null : Number(row.read),
-            cacheWrite5mTokens: row?.w5 == null ? null : Number(row.w5),
-            cacheWrite1hTokens: row?.w1 == null ? null : Number(row.w1)
-          })
-        )
+        Effect.map(cacheSums(accountId), (row) => ({
+          cachedInputTokens: row.read === null ? null : Number(row.read),
+          cacheWrite5mTokens: row.w5 === null ? null : Number(row.w5),
+          cacheWrite1hTokens: row.w1 === null ? null : Number(row.w1)
+        }))
       )
 
     /**
