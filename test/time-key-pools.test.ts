@@ -6,27 +6,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { retryAfterMs } from "../domain/exchange/keyPool.ts"
 import { TestAppConfig } from "../layers/Test.ts"
 import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { Providers } from "../services/exchange/Providers.ts"
+import { acmeProvidersFile } from "./support/providersFile.ts"
 
 // One vendor with two keys: `acme#1` without limits, `acme#2` at 2 requests a minute.
-const providersFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-pools-")), "providers.yaml")
-Fs.writeFileSync(
-  providersFile,
-  `providers:
-  - name: acme
-    format: openai-chat
-    baseUrl: http://127.0.0.1:9/v1
-    keys:
-      - { secret: acme-first }
-      - { secret: acme-second, rpm: 2 }
-`
-)
+const providersFile = acmeProvidersFile(["{ secret: acme-first }", "{ secret: acme-second, rpm: 2 }"])
 
 /** Fresh pools for each test, built at the test's clock (TestClock starts at the epoch: minute 0). */
 const Pools = KeyPools.Default.pipe(Layer.provideMerge(Providers.Default), Layer.provide(TestAppConfig({ PROVIDERS_FILE: providersFile })))

@@ -5,28 +5,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import type { ChatRequest } from "../domain/exchange/canonical.ts"
 import type { CandidatePlan, RoutableModel } from "../domain/exchange/routing.ts"
 import { type ScriptedAnswer, type ScriptedCall, ScriptedUpstream, TestAppConfig } from "../layers/Test.ts"
 import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
+import { acmeProvidersFile } from "./support/providersFile.ts"
 
-const providersFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-scripted-")), "providers.yaml")
-Fs.writeFileSync(
-  providersFile,
-  `providers:
-  - name: acme
-    format: openai-chat
-    baseUrl: http://127.0.0.1:9/v1
-    keys:
-      - { secret: acme-first }
-      - { secret: acme-second }
-`
-)
+const providersFile = acmeProvidersFile(["{ secret: acme-first }", "{ secret: acme-second }"])
 
 /** The vendor as scripted: the first key answers 429 with Retry-After 30 until told otherwise; the rest answer. */
 const calls: Array<ScriptedCall> = []
