@@ -10,6 +10,7 @@ import { Clock, ConfigProvider, Duration, Effect, Layer, Option, Redacted, Ref, 
 import { type CodePurpose, codeMessage } from "../domain/accounts/emailCode.ts"
 import type { ChatEvent, ChatRequest } from "../domain/exchange/canonical.ts"
 import { Mailer } from "../services/accounts/Mailer.ts"
+import { ChainFailure, Registry, type RevisionHeader } from "../services/chain/Registry.ts"
 import type { UpstreamTarget } from "../services/exchange/providers/index.ts"
 import { type Reply, UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
 import { UpstreamFailure } from "../services/exchange/upstreamHttp.ts"
@@ -129,4 +130,46 @@ export const ScriptedUpstream = (script: (call: ScriptedCall) => ScriptedAnswer)
         })
     })
   )
+
+const STUB_REGISTRY = "0x00000000000000000000000000000000000c0de5" as const
+
+/**
+ * The registry as a chain holding `revisions` (versions 1..n, in order) at block `blockNumber`, for the services that
+ * only read it (the chain sync, verification): reads answer from the list, `publish` and the confirmation calls die
+ * (nothing may write through a stub), and it has no RPC client.
+ */
+export const ChainStub = (
+  revisions: ReadonlyArray<RevisionHeader>,
+  options: { readonly chainId?: number; readonly blockNumber?: bigint } = {}
+): Layer.Layer<Registry> => {
+  const writes = (what: string) => () => Effect.die(new Error(`the chain stub only reads: ${what} is not available`))
+  return Layer.succeed(
+    Registry,
+    Registry.make({
+      endpoint: {
+        rpcUrl: "stub:",
+        chainId: options.chainId ?? 31337,
+        registryAddress: STUB_REGISTRY,
+        publisherKey: Option.none(),
+        confirmations: 1,
+        embedded: false
+      },
+      client: new Proxy({}, {
+        get: () => {
+          throw new Error("the chain stub has no RPC client")
+        }
+      }) as Registry["client"],
+      lastRevisionVersion: Effect.succeed(revisions.length),
+      getRevision: (version) =>
+        version >= 1 && version <= revisions.length
+          ? Effect.succeed(revisions[version - 1]!)
+          : Effect.fail(new ChainFailure({ reason: "contract_rejected", message: `the registry holds no revision ${version}` })),
+      deployedCodeHash: Effect.succeed(Option.some(`0x${"c0de".repeat(16)}` as const)),
+      latestBlock: Effect.succeed({ number: options.blockNumber ?? 100n, timestamp: 0n } as Effect.Effect.Success<Registry["latestBlock"]>),
+      publish: writes("publish"),
+      awaitConfirmation: writes("awaitConfirmation"),
+      receiptOf: writes("receiptOf")
+    })
+  )
+}
 

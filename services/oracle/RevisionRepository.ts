@@ -282,19 +282,20 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
       execute: () => sql`SELECT * FROM chain_sync WHERE id = 1`
     })(undefined).pipe(orDieAtRepository)
 
+    // Stamped with the service's clock: the health's staleness compares it with that clock.
     const recordSync = (state: { chainId: number; registryAddress: string; lastBlock: bigint; lastRevisionVersion: number }) =>
-      sql`INSERT INTO chain_sync (id, chain_id, registry_address, last_sync_at, last_block, last_revision_version)
-          VALUES (1, ${state.chainId}, ${state.registryAddress}, now(), ${state.lastBlock.toString()}, ${state.lastRevisionVersion})
+      Effect.flatMap(Clock.currentTimeMillis, (now) => sql`INSERT INTO chain_sync (id, chain_id, registry_address, last_sync_at, last_block, last_revision_version)
+          VALUES (1, ${state.chainId}, ${state.registryAddress}, ${new Date(now)}, ${state.lastBlock.toString()}, ${state.lastRevisionVersion})
           ON CONFLICT (id) DO UPDATE SET chain_id = excluded.chain_id, registry_address = excluded.registry_address,
             last_sync_at = excluded.last_sync_at, last_block = excluded.last_block,
-            last_revision_version = excluded.last_revision_version, last_error = NULL, last_error_at = NULL`.pipe(
+            last_revision_version = excluded.last_revision_version, last_error = NULL, last_error_at = NULL`).pipe(
         orDieAtRepository
       )
 
     const recordSyncError = (state: { chainId: number; registryAddress: string; message: string }) =>
-      sql`INSERT INTO chain_sync (id, chain_id, registry_address, last_error, last_error_at)
-          VALUES (1, ${state.chainId}, ${state.registryAddress}, ${state.message}, now())
-          ON CONFLICT (id) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at`.pipe(
+      Effect.flatMap(Clock.currentTimeMillis, (now) => sql`INSERT INTO chain_sync (id, chain_id, registry_address, last_error, last_error_at)
+          VALUES (1, ${state.chainId}, ${state.registryAddress}, ${state.message}, ${new Date(now)})
+          ON CONFLICT (id) DO UPDATE SET last_error = excluded.last_error, last_error_at = excluded.last_error_at`).pipe(
         orDieAtRepository
       )
 
