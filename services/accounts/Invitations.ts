@@ -5,7 +5,7 @@
  * (a losing race gets invitation_already_accepted) and switches it into the organization. Mailed through the Mailer.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { normalizeEmail } from "../../domain/accounts/ids.ts"
 import {
@@ -17,17 +17,19 @@ import {
   MAX_PENDING_INVITATIONS,
   tokenHash
 } from "../../domain/accounts/invitations.ts"
-import { actionOverRole, refusal, type Role } from "../../domain/accounts/roles.ts"
+import { actionOverRole, refusal } from "../../domain/accounts/roles.ts"
 import {
   Conflict,
   Forbidden,
   InvitationAlreadyAccepted,
   InvitationExpired,
   InvitationRevoked,
-  NotFound
+  NotFound,
+  OrganizationRole
 } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { decodedRows } from "../platform/RepositoryBoundary.ts"
 import { Mailer } from "./Mailer.ts"
 import { type ContextView, Organizations } from "./Organizations.ts"
 
@@ -47,19 +49,21 @@ export type InvitationPage =
   | { readonly state: "accepted"; readonly enter: { readonly orgId: string; readonly name: string } }
   | { readonly state: Exclude<InvitationState, "pending"> }
 
-interface Row {
-  readonly id: string
-  readonly accountId: string
-  readonly email: string
-  readonly role: "admin" | "member"
-  readonly status: "pending" | "accepted" | "revoked"
-  readonly invitedBy: string
-  readonly createdAt: Date
-  readonly expiresAt: Date
-  readonly organization: string
-  readonly orgId: string
-  readonly acceptedByCfId: string | null
-}
+/** An invitation as ROW reads it; a row that does not decode is a defect at the boundary. */
+const Row = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  email: Schema.String,
+  role: Schema.Literal("admin", "member"),
+  status: Schema.Literal("pending", "accepted", "revoked"),
+  invitedBy: Schema.String,
+  createdAt: Schema.DateFromSelf,
+  expiresAt: Schema.DateFromSelf,
+  organization: Schema.String,
+  orgId: Schema.String,
+  acceptedByCfId: Schema.NullOr(Schema.String)
+})
+type Row = typeof Row.Type
 
 const ROW = (sql: SqlClient.SqlClient) => sql`
   SELECT v.id, v.account_id::text AS account_id, v.email, v.role, v.status, i.display_name AS invited_by, v.created_at, v.expires_at,
@@ -103,7 +107,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       mailer.send(row.email, invitationMessage({ organization, inviter, role: row.role, link: `${base}/console/invitations/${token}`, expiresAt: row.expiresAt }))
 
     const rowById = (accountId: string, id: string) =>
-      Effect.flatMap(sql<Row>`${ROW(sql)} WHERE v.account_id = ${accountId}::bigint AND v.id = ${id} FOR UPDATE OF v`, (rows) =>
+      Effect.flatMap(decodedRows(Row, sql`${ROW(sql)} WHERE v.account_id = ${accountId}::bigint AND v.id = ${id} FOR UPDATE OF v`), (rows) =>
         rows[0] === undefined ? Effect.fail(new NotFound({ message: `No invitation ${id} in this organization.` })) : Effect.succeed(rows[0])
       )
 
@@ -123,15 +127,15 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
               SELECT 1 FROM organization_members om JOIN identities i ON i.cf_id = om.cf_id
               WHERE om.account_id = ${m.accountId}::bigint AND i.email = ${email}`
             if (member !== undefined) return yield* new Conflict({ message: `${email} is already a member.` })
-            const [open] = yield* sql<{ id: string; expiresAt: Date }>`
+            const [open] = yield* decodedRows(Schema.Struct({ id: Schema.String, expiresAt: Schema.DateFromSelf }), sql`
               SELECT id, expires_at FROM organization_invitations
-              WHERE account_id = ${m.accountId}::bigint AND email = ${email} AND status = 'pending'`
+              WHERE account_id = ${m.accountId}::bigint AND email = ${email} AND status = 'pending'`)
             if (open !== undefined && open.expiresAt > now) {
               return yield* new Conflict({ message: `${email} has a pending invitation already; resend it instead.` })
             }
-            const [pending] = yield* sql<{ n: number }>`
+            const [pending] = yield* decodedRows(Schema.Struct({ n: Schema.Int }), sql`
               SELECT count(*)::int AS n FROM organization_invitations
-              WHERE account_id = ${m.accountId}::bigint AND status = 'pending' AND expires_at > ${now}`
+              WHERE account_id = ${m.accountId}::bigint AND status = 'pending' AND expires_at > ${now}`)
             if ((pending?.n ?? 0) >= MAX_PENDING_INVITATIONS) {
               return yield* new Conflict({ message: `The organization has ${MAX_PENDING_INVITATIONS} pending invitations, the most allowed.` })
             }
@@ -159,7 +163,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         const m = yield* orgs.membership(cfId, orgId)
         const refused = refusal(m.role, "manageMembers", "Seeing invitations")
         if (refused !== undefined) return yield* refused
-        const rows = yield* orDieUnlessUnavailable(sql<Row>`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
+        const rows = yield* decodedRows(Row, sql`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
         const now = new Date(yield* Clock.currentTimeMillis)
         return rows.map((row) => view(row, now))
       })
@@ -201,7 +205,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     const byToken = (token: string, lock: boolean) =>
-      Effect.map(sql<Row>`${ROW(sql)} WHERE v.token_hash = ${tokenHash(token)} ${lock ? sql`FOR UPDATE OF v` : sql``}`, (rows) => rows[0])
+      Effect.map(decodedRows(Row, sql`${ROW(sql)} WHERE v.token_hash = ${tokenHash(token)} ${lock ? sql`FOR UPDATE OF v` : sql``}`), (rows) => rows[0])
 
     /**
      * The link's page: the invitation while pending, only its state otherwise; except that the member it admitted,
@@ -232,7 +236,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
         Effect.gen(function* () {
           const row = yield* byToken(token, true)
           if (row === undefined) return yield* new NotFound({ message: "No invitation has this link." })
-          const [me] = yield* sql<{ email: string | null }>`SELECT email FROM identities WHERE cf_id = ${cfId}`
+          const [me] = yield* decodedRows(Schema.Struct({ email: Schema.NullOr(Schema.String) }), sql`SELECT email FROM identities WHERE cf_id = ${cfId}`)
           // Accepted before, or by the accept that won a race: exactly one admission per invitation.
           if (row.status === "accepted") return yield* new InvitationAlreadyAccepted({ message: "This invitation was accepted already." })
           if (row.status === "revoked") return yield* new InvitationRevoked({ message: "This invitation was revoked." })
@@ -251,8 +255,8 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
 
     const enter = (cfId: string, row: Row) =>
       Effect.gen(function* () {
-        const [member] = yield* sql<{ role: Role }>`
-          SELECT role FROM organization_members WHERE account_id = ${row.accountId}::bigint AND cf_id = ${cfId}`
+        const [member] = yield* decodedRows(Schema.Struct({ role: OrganizationRole }), sql`
+          SELECT role FROM organization_members WHERE account_id = ${row.accountId}::bigint AND cf_id = ${cfId}`)
         if (member === undefined) return yield* new NotFound({ message: "You are no longer a member of this organization." })
         yield* sql`UPDATE identities SET active_account_id = ${row.accountId}::bigint WHERE cf_id = ${cfId}`
         return { type: "organization" as const, orgId: row.orgId, name: row.organization, role: member.role } satisfies ContextView

@@ -5,12 +5,13 @@
  * organization's account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../../domain/accounts/ids.ts"
 import { actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
-import { Conflict, NotFound } from "../../domain/errors.ts"
+import { Conflict, NotFound, OrganizationRole } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { decodedRows } from "../platform/RepositoryBoundary.ts"
 import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
 
 export interface OrganizationView {
@@ -36,14 +37,26 @@ export type ContextView =
   | { readonly type: "personal" }
   | { readonly type: "organization"; readonly orgId: string; readonly name: string; readonly role: Role }
 
-interface Membership {
-  readonly accountId: string
-  readonly id: string
-  readonly name: string
-  readonly ownerCfId: string
-  readonly role: Role
-  readonly createdAt: Date
-}
+/** The caller's membership of an organization, as the reads below select it. */
+const Membership = Schema.Struct({
+  accountId: Schema.String,
+  id: Schema.String,
+  name: Schema.String,
+  ownerCfId: Schema.String,
+  role: OrganizationRole,
+  createdAt: Schema.DateFromSelf
+})
+type Membership = typeof Membership.Type
+
+const Count = Schema.Struct({ n: Schema.Int })
+
+const MemberRow = Schema.Struct({
+  cfId: Schema.String,
+  displayName: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  role: OrganizationRole,
+  joinedAt: Schema.DateFromSelf
+})
 
 const notFound = (orgId: string) => new NotFound({ message: `No organization ${orgId} of yours.` })
 
@@ -58,7 +71,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     /** The caller's membership of a live organization (locking its row when asked), or 404: never another's. */
     const membership = (cfId: string, orgId: string, lock = false) =>
       Effect.flatMap(
-        orDieUnlessUnavailable(sql<Membership>`
+        decodedRows(Membership, sql`
           SELECT o.account_id::text AS account_id, o.id, o.name, o.owner_cf_id, m.role, o.created_at
           FROM organizations o JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = ${cfId}
           WHERE o.id = ${orgId} AND o.deleted_at IS NULL
@@ -68,7 +81,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
 
     const memberCount = (accountId: string) =>
       Effect.map(
-        orDieUnlessUnavailable(sql<{ n: number }>`SELECT count(*)::int AS n FROM organization_members WHERE account_id = ${accountId}::bigint`),
+        decodedRows(Count, sql`SELECT count(*)::int AS n FROM organization_members WHERE account_id = ${accountId}::bigint`),
         (rows) => rows[0]?.n ?? 0
       )
 
@@ -87,17 +100,17 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
         Effect.gen(function* () {
           // Serialises one owner's creations so that two at once cannot both be the tenth.
           yield* sql`SELECT cf_id FROM identities WHERE cf_id = ${cfId} FOR UPDATE`
-          const [owned] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM organizations WHERE owner_cf_id = ${cfId} AND deleted_at IS NULL`
+          const [owned] = yield* decodedRows(Count, sql`
+            SELECT count(*)::int AS n FROM organizations WHERE owner_cf_id = ${cfId} AND deleted_at IS NULL`)
           if ((owned?.n ?? 0) >= MAX_OWNED_ORGANIZATIONS) {
             return yield* new Conflict({ message: `You own ${MAX_OWNED_ORGANIZATIONS} organizations, the most one user may own.` })
           }
-          const [account] = yield* sql<{ id: string }>`
-            INSERT INTO accounts (owner_cf_id, kind) VALUES (${cfId}, 'organization') RETURNING id::text AS id`
+          const [account] = yield* decodedRows(Schema.Struct({ id: Schema.String }), sql`
+            INSERT INTO accounts (owner_cf_id, kind) VALUES (${cfId}, 'organization') RETURNING id::text AS id`)
           const id = organizationIdFrom(randomBytes(ORGANIZATION_ID_RANDOM_BYTES))
-          const [created] = yield* sql<{ createdAt: Date }>`
+          const [created] = yield* decodedRows(Schema.Struct({ createdAt: Schema.DateFromSelf }), sql`
             INSERT INTO organizations (account_id, id, name, owner_cf_id) VALUES (${account!.id}::bigint, ${id}, ${name}, ${cfId})
-            RETURNING created_at`
+            RETURNING created_at`)
           yield* sql`INSERT INTO organization_members (account_id, cf_id, role) VALUES (${account!.id}::bigint, ${cfId}, 'owner')`
           return view({ accountId: account!.id, id, name, ownerCfId: cfId, role: "owner", createdAt: created!.createdAt }, 1)
         })
@@ -106,7 +119,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     /** The caller's organizations, oldest first. */
     const list = (cfId: string) =>
       Effect.map(
-        orDieUnlessUnavailable(sql<Membership & { members: number }>`
+        decodedRows(Schema.extend(Membership, Schema.Struct({ members: Schema.Int })), sql`
           SELECT o.account_id::text AS account_id, o.id, o.name, o.owner_cf_id, m.role, o.created_at,
             (SELECT count(*)::int FROM organization_members x WHERE x.account_id = o.account_id) AS members
           FROM organizations o JOIN organization_members m ON m.account_id = o.account_id AND m.cf_id = ${cfId}
@@ -122,7 +135,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     const members = (cfId: string, orgId: string) =>
       Effect.gen(function* () {
         const m = yield* membership(cfId, orgId)
-        const rows = yield* orDieUnlessUnavailable(sql<{ cfId: string; displayName: string; email: string | null; role: Role; joinedAt: Date }>`
+        const rows = yield* decodedRows(MemberRow, sql`
           SELECT i.cf_id, i.display_name, i.email, m.role, m.joined_at
           FROM organization_members m JOIN identities i ON i.cf_id = m.cf_id
           WHERE m.account_id = ${m.accountId}::bigint
@@ -173,8 +186,8 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
-          const [target] = yield* sql<{ role: Role }>`
-            SELECT role FROM organization_members WHERE account_id = ${m.accountId}::bigint AND cf_id = ${memberCfId}`
+          const [target] = yield* decodedRows(Schema.Struct({ role: OrganizationRole }), sql`
+            SELECT role FROM organization_members WHERE account_id = ${m.accountId}::bigint AND cf_id = ${memberCfId}`)
           if (target === undefined) return yield* new NotFound({ message: `${memberCfId} is not a member of ${orgId}.` })
           if (target.role === "owner") return yield* new Conflict({ message: "The owner cannot be removed." })
           if (memberCfId === cfId) return yield* new Conflict({ message: "Use leave to take yourself out of an organization." })
@@ -208,8 +221,8 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           if ((yield* memberCount(m.accountId)) > 1) {
             return yield* new Conflict({ message: "Remove every other member before deleting the organization." })
           }
-          const [account] = yield* sql<{ balanceWei: string; reservedWei: string }>`
-            SELECT balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei FROM accounts WHERE id = ${m.accountId}::bigint FOR UPDATE`
+          const [account] = yield* decodedRows(Schema.Struct({ balanceWei: Schema.String, reservedWei: Schema.String }), sql`
+            SELECT balance_wei::text AS balance_wei, reserved_wei::text AS reserved_wei FROM accounts WHERE id = ${m.accountId}::bigint FOR UPDATE`)
           if (BigInt(account!.balanceWei) !== 0n || BigInt(account!.reservedWei) !== 0n) {
             return yield* new Conflict({ message: "The organization still holds credits or live reservations; it can be deleted once it holds none." })
           }
@@ -236,7 +249,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     /** The caller's active context as it stands (a context whose membership ended reads as personal). */
     const context = (cfId: string): Effect.Effect<ContextView> =>
       Effect.map(
-        orDieUnlessUnavailable(sql<{ id: string; name: string; role: Role }>`
+        decodedRows(Schema.Struct({ id: Schema.String, name: Schema.String, role: OrganizationRole }), sql`
           SELECT o.id, o.name, m.role
           FROM identities i
           JOIN organizations o ON o.account_id = i.active_account_id AND o.deleted_at IS NULL

@@ -6,7 +6,7 @@
  * transaction that locks the organization's row, so two edits of one organization's pools queue.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { capWindows, earliestWindowStart } from "../../domain/accounts/ledger.ts"
 import {
   applyCapsChange,
@@ -18,6 +18,7 @@ import {
 import { type Action, refusal } from "../../domain/accounts/roles.ts"
 import { Conflict, NotFound } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
+import { decodedRows } from "../platform/RepositoryBoundary.ts"
 import { Organizations } from "./Organizations.ts"
 
 export interface PoolMemberView {
@@ -44,24 +45,26 @@ export interface PoolChange extends PoolCapsChange {
   readonly name?: string | undefined
 }
 
-interface PoolRow {
-  readonly id: string
-  readonly name: string
-  readonly dailyLimitWei: string | null
-  readonly weeklyLimitWei: string | null
-  readonly monthlyLimitWei: string | null
-  readonly createdAt: Date
-  readonly usedDay: string
-  readonly usedWeek: string
-  readonly usedMonth: string
-}
+const WeiText = Schema.String.pipe(Schema.pattern(/^-?\d+$/))
 
-interface MemberRow {
-  readonly poolId: string
-  readonly cfId: string
-  readonly displayName: string
-  readonly addedAt: Date
-}
+const PoolRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  dailyLimitWei: Schema.NullOr(WeiText),
+  weeklyLimitWei: Schema.NullOr(WeiText),
+  monthlyLimitWei: Schema.NullOr(WeiText),
+  createdAt: Schema.DateFromSelf,
+  usedDay: WeiText,
+  usedWeek: WeiText,
+  usedMonth: WeiText
+})
+
+const MemberRow = Schema.Struct({
+  poolId: Schema.String,
+  cfId: Schema.String,
+  displayName: Schema.String,
+  addedAt: Schema.DateFromSelf
+})
 
 const wei = (text: string | null) => (text === null ? null : BigInt(text))
 const text = (value: bigint | null) => (value === null ? null : value.toString())
@@ -89,7 +92,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
       Effect.gen(function* () {
         const windows = capWindows(new Date(yield* Clock.currentTimeMillis))
         const since = earliestWindowStart(windows)
-        return yield* sql<PoolRow>`
+        return yield* decodedRows(PoolRow, sql`
           SELECT p.id, p.name, p.daily_limit_wei::text AS daily_limit_wei, p.weekly_limit_wei::text AS weekly_limit_wei,
             p.monthly_limit_wei::text AS monthly_limit_wei, p.created_at,
             (c.day + h.live)::text AS used_day, (c.week + h.live)::text AS used_week, (c.month + h.live)::text AS used_month
@@ -104,14 +107,15 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
             FROM holds x WHERE x.pool_id = p.id AND x.released_at IS NULL AND x.settled_at IS NULL) h
           WHERE p.account_id = ${accountId}::bigint AND p.deleted_at IS NULL
             ${poolId === undefined ? sql`` : sql`AND p.id = ${poolId}`}
-          ORDER BY p.created_at, p.id`
+          ORDER BY p.created_at, p.id`)
       })
 
-    const memberRows = (accountId: string) => sql<MemberRow>`
-      SELECT m.pool_id, m.cf_id, i.display_name, m.added_at
-      FROM spending_pool_members m JOIN identities i ON i.cf_id = m.cf_id
-      WHERE m.account_id = ${accountId}::bigint
-      ORDER BY m.added_at, m.cf_id`
+    const memberRows = (accountId: string) =>
+      decodedRows(MemberRow, sql`
+        SELECT m.pool_id, m.cf_id, i.display_name, m.added_at
+        FROM spending_pool_members m JOIN identities i ON i.cf_id = m.cf_id
+        WHERE m.account_id = ${accountId}::bigint
+        ORDER BY m.added_at, m.cf_id`)
 
     const views = (accountId: string, poolId?: string) =>
       Effect.gen(function* () {
@@ -135,10 +139,10 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     /** Refuses a name another live pool of the organization has (whatever its case). */
     const nameFree = (accountId: string, name: string, except?: string) =>
       Effect.flatMap(
-        sql<{ id: string }>`
+        decodedRows(Schema.Struct({ id: Schema.String }), sql`
           SELECT id FROM spending_pools
           WHERE account_id = ${accountId}::bigint AND deleted_at IS NULL AND lower(name) = lower(${name})
-            ${except === undefined ? sql`` : sql`AND id <> ${except}`}`,
+            ${except === undefined ? sql`` : sql`AND id <> ${except}`}`),
         (taken) => (taken.length === 0 ? Effect.void : Effect.fail(new Conflict({ message: `A spending pool named "${name}" exists already.` })))
       )
 
@@ -147,8 +151,8 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
         Effect.gen(function* () {
           const m = yield* allowed(cfId, orgId, "managePools", "Creating spending pools")
           yield* lockOrganization(m.accountId)
-          const [count] = yield* sql<{ n: number }>`
-            SELECT count(*)::int AS n FROM spending_pools WHERE account_id = ${m.accountId}::bigint AND deleted_at IS NULL`
+          const [count] = yield* decodedRows(Schema.Struct({ n: Schema.Int }), sql`
+            SELECT count(*)::int AS n FROM spending_pools WHERE account_id = ${m.accountId}::bigint AND deleted_at IS NULL`)
           if ((count?.n ?? 0) >= MAX_POOLS_PER_ORGANIZATION) {
             return yield* new Conflict({ message: `An organization holds at most ${MAX_POOLS_PER_ORGANIZATION} spending pools.` })
           }
@@ -207,12 +211,12 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           const m = yield* allowed(cfId, orgId, "managePools", "Managing who is in a spending pool")
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
-          const [member] = yield* sql<{ cfId: string }>`
-            SELECT cf_id FROM organization_members WHERE account_id = ${m.accountId}::bigint AND cf_id = ${memberCfId}`
+          const [member] = yield* decodedRows(Schema.Struct({ cfId: Schema.String }), sql`
+            SELECT cf_id FROM organization_members WHERE account_id = ${m.accountId}::bigint AND cf_id = ${memberCfId}`)
           if (member === undefined) return yield* new NotFound({ message: `${memberCfId} is not a member of ${orgId}.` })
-          const [current] = yield* sql<{ poolId: string; name: string }>`
+          const [current] = yield* decodedRows(Schema.Struct({ poolId: Schema.String, name: Schema.String }), sql`
             SELECT m.pool_id, p.name FROM spending_pool_members m JOIN spending_pools p ON p.id = m.pool_id
-            WHERE m.account_id = ${m.accountId}::bigint AND m.cf_id = ${memberCfId}`
+            WHERE m.account_id = ${m.accountId}::bigint AND m.cf_id = ${memberCfId}`)
           if (current !== undefined && current.poolId !== poolId) {
             return yield* new Conflict({
               message: `${memberCfId} is in the spending pool "${current.name}" (${current.poolId}); a member is in at most one pool, so take them out of it first.`
@@ -231,8 +235,8 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           const m = yield* allowed(cfId, orgId, "managePools", "Managing who is in a spending pool")
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
-          const removed = yield* sql<{ cfId: string }>`
-            DELETE FROM spending_pool_members WHERE pool_id = ${poolId} AND cf_id = ${memberCfId} RETURNING cf_id`
+          const removed = yield* decodedRows(Schema.Struct({ cfId: Schema.String }), sql`
+            DELETE FROM spending_pool_members WHERE pool_id = ${poolId} AND cf_id = ${memberCfId} RETURNING cf_id`)
           if (removed.length === 0) return yield* new NotFound({ message: `${memberCfId} is not in the spending pool ${poolId}.` })
           return yield* one(m.accountId, poolId)
         })

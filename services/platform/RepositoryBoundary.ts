@@ -5,7 +5,7 @@
  * SqlError goes through `orDieUnlessUnavailable` (503 when the database is unreachable, else a defect).
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Data, Effect, ParseResult } from "effect"
+import { Cause, Data, Effect, ParseResult, Schema } from "effect"
 import { orDieUnlessUnavailable } from "./Database.ts"
 
 type StorageFailure = SqlError | ParseResult.ParseError | Cause.NoSuchElementException
@@ -24,3 +24,14 @@ export const orDieAtRepository = <A, E, R>(
 
 /** Stored rows that decode one by one but do not fit together (a price row without its input price, say). */
 export class CorruptStoredData extends Data.TaggedError("CorruptStoredData")<{ readonly message: string }> {}
+
+/**
+ * Every row of a statement decoded with `schema`, at the boundary (a row that does not decode is a defect): for a
+ * service's one-off read whose statement is built where it is used. Reads used in several places are better named
+ * `SqlSchema` queries of their own.
+ */
+export const decodedRows = <A, I, R, E>(
+  schema: Schema.Schema<A, I>,
+  statement: Effect.Effect<ReadonlyArray<unknown>, E, R>
+): Effect.Effect<ReadonlyArray<A>, Exclude<E, StorageFailure>, R> =>
+  orDieAtRepository(Effect.flatMap(statement, Schema.decodeUnknown(Schema.Array(schema))))
