@@ -4,7 +4,7 @@
  * and streams back what it says. A command speaks only through `CommandOutput`, so both places show the same lines.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Either, Option, Redacted } from "effect"
+import { Clock, Context, Effect, Either, Option, Redacted, Schema } from "effect"
 import { createWalletClient, type Hex, http as viemHttp } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { formatCredits, parseCredits } from "../../domain/accounts/ledger.ts"
@@ -26,6 +26,7 @@ import { RevisionRepository, type StoredRevision } from "../../services/oracle/R
 import { Verify } from "../../services/oracle/Verify.ts"
 import { DatabaseInfo } from "../../services/platform/Database.ts"
 import { runMigrations } from "../../services/platform/Migrations.ts"
+import { decodedRows } from "../../services/platform/RepositoryBoundary.ts"
 import type { OperatorCommand } from "./commandLine.ts"
 
 /** Where a command's lines go: the terminal, or the response streamed to the command line that sent it. */
@@ -222,7 +223,7 @@ export const routing = (models: ReadonlyArray<string> | "show" | "clear") =>
       )
     if (models === "show") return yield* print(yield* router.getList)
     const sql = yield* SqlClient.SqlClient
-    const keys = (yield* sql<{ id: string }>`SELECT id FROM models WHERE deleted_at IS NULL`).map((row) => row.id)
+    const keys = (yield* decodedRows(Schema.Struct({ id: Schema.String }), sql`SELECT id FROM models WHERE deleted_at IS NULL`)).map((row) => row.id)
     const index = makeKeyIndex(new Set(keys.map((key) => key.slice(0, key.indexOf("/")))), keys)
     yield* say(models === "clear" ? "emptying the auto list..." : `setting the auto list to ${models.join(", ")}...`)
     yield* print(yield* router.setList(models === "clear" ? [] : models, { resolve: index.resolve, routable: () => true }))

@@ -1,4 +1,6 @@
 /**
+ * Rules the source itself must keep, checked by reading it.
+ *
  * Time comes from `Clock` (DESIGN.md section 9): a service reads it through `Clock` / `DateTime`, a pure rule in
  * domain/ takes `now` as an argument, so `TestClock` moves every rule's time in a test. This fails when a direct
  * wall-clock read appears under services/, domain/ or src/. Monotonic timers (`performance.now()`) measure how long
@@ -49,6 +51,23 @@ describe("wall-clock reads", () => {
         if (ALLOWED.has(relative)) return []
         return wallClockReads(Fs.readFileSync(file, "utf8")).map((read) => `${relative}:${read.line}: ${read.found}`)
       })
+    )
+    expect(found).toEqual([])
+  })
+})
+
+/**
+ * Rows are decoded at the repository boundary (DESIGN.md section 9): a statement's result is never cast into a type
+ * (`sql<Row>`), it goes through a Schema (`SqlSchema`, `decodedRows`), so corrupt stored data is a defect there.
+ */
+describe("raw row casts", () => {
+  it("none under services/ or src/: rows are decoded with a Schema", () => {
+    const found = ["services", "src"].flatMap((dir) =>
+      sourceFiles(Path.join(ROOT, dir)).flatMap((file) =>
+        [...withoutComments(Fs.readFileSync(file, "utf8")).matchAll(/\bsql<[^>]/g)].map((m) =>
+          `${Path.relative(ROOT, file)}:${Fs.readFileSync(file, "utf8").slice(0, m.index).split("\n").length}`
+        )
+      )
     )
     expect(found).toEqual([])
   })
