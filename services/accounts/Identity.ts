@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import {
   CF_ID_RANDOM_BYTES,
@@ -121,16 +121,16 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
       Effect.gen(function* () {
         // Serializes creations from one address, so concurrent sign-ups cannot all see room for one more.
         yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`signup:${clientIp}`}))`
-        const window = `${SIGNUPS_PER_IP.windowMs} milliseconds`
+        const now = new Date(yield* Clock.currentTimeMillis)
         const counted = yield* SqlSchema.single({
           Request: Schema.String,
-          Result: Schema.Struct({ n: Schema.Int, oldest: Schema.NullOr(Schema.DateFromSelf), now: Schema.DateFromSelf }),
+          Result: Schema.Struct({ n: Schema.Int, oldest: Schema.NullOr(Schema.DateFromSelf) }),
           execute: (ip) => sql`
-            SELECT count(*)::int AS n, min(created_at) AS oldest, now() AS now FROM identities
-            WHERE created_ip = ${ip} AND created_at > now() - ${window}::interval`
+            SELECT count(*)::int AS n, min(created_at) AS oldest FROM identities
+            WHERE created_ip = ${ip} AND created_at > ${new Date(now.getTime() - SIGNUPS_PER_IP.windowMs)}`
         })(clientIp)
         if (counted.n >= SIGNUPS_PER_IP.limit) {
-          const retryAfter = retryAfterSeconds(SIGNUPS_PER_IP, counted.oldest ?? counted.now, counted.now)
+          const retryAfter = retryAfterSeconds(SIGNUPS_PER_IP, counted.oldest ?? now, now)
           return yield* new RateLimited({
             message: `At most ${SIGNUPS_PER_IP.limit} CF IDs can be created from one address in 24 hours; retry in ${retryAfter} s.`,
             details: { retryAfterSeconds: retryAfter }
@@ -138,7 +138,7 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
         }
       })
 
-    const insertIdentity = (fields: NewIdentity) =>
+    const insertIdentity = (fields: NewIdentity, now: Date) =>
       SqlSchema.findAll({
         Request: Schema.Void,
         Result: Schema.Struct({ cfId: Schema.String }),
@@ -152,7 +152,9 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
               walletAddress,
               displayName: defaultDisplayName({ email, walletAddress }),
               referralCode: referralCodeFrom(randomBytes(REFERRAL_CODE_RANDOM_BYTES)),
-              createdIp: fields.clientIp ?? null
+              createdIp: fields.clientIp ?? null,
+              // The service's clock: the sign-ups-per-address window counts by it.
+              createdAt: now
             })}
             ON CONFLICT DO NOTHING RETURNING cf_id`
         }
@@ -169,7 +171,7 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
           Effect.gen(function* () {
             if (fields.clientIp !== undefined) yield* checkSignupLimit(fields.clientIp)
             for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
-              const [inserted] = yield* insertIdentity(fields)
+              const [inserted] = yield* insertIdentity(fields, new Date(yield* Clock.currentTimeMillis))
               if (inserted !== undefined) {
                 yield* sql`INSERT INTO accounts ${sql.insert({ ownerCfId: inserted.cfId, kind: "personal" })}`
                 yield* points.awardSignup(inserted.cfId)
