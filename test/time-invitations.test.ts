@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
 import { INVITATION_TTL_MS } from "../domain/accounts/invitations.ts"
 import { MailCapture, MailerCapture, TestAppConfig } from "../layers/Test.ts"
+import { actingAs } from "../services/accounts/CurrentIdentity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
 import { KeyCacheInvalidation } from "../services/accounts/KeyCacheInvalidation.ts"
 import { Organizations } from "../services/accounts/Organizations.ts"
@@ -38,28 +39,28 @@ layer(Teams, { timeout: 60_000 })("invitations in time", (it) => {
     Effect.gen(function* () {
       const invitations = yield* Invitations
       const owner = yield* createIdentity
-      const org = yield* (yield* Organizations).create(owner.cfId, "Acme")
+      const org = yield* (yield* Organizations).create("Acme").pipe(actingAs(owner))
       const early = yield* createIdentity
       const late = yield* createIdentity
       const resent = yield* createIdentity
-      for (const invitee of [early, late, resent]) yield* invitations.invite(owner.cfId, org.id, invitee.email, "member")
+      for (const invitee of [early, late, resent]) yield* invitations.invite(org.id, invitee.email, "member").pipe(actingAs(owner))
       const [earlyLink, lateLink, firstLink] = [yield* linkTo(early.email), yield* linkTo(late.email), yield* linkTo(resent.email)]
 
       yield* TestClock.adjust(INVITATION_TTL_MS - 1)
       expect((yield* invitations.page(lateLink, undefined)).state).toBe("pending")
-      expect(yield* outcome(invitations.accept(early.cfId, earlyLink))).toBe("accepted")
+      expect(yield* outcome(invitations.accept(earlyLink).pipe(actingAs(early)))).toBe("accepted")
       // Resent a millisecond before it lapses: the old link stops working, the new one has a week of its own.
-      const list = yield* invitations.list(owner.cfId, org.id)
-      yield* invitations.resend(owner.cfId, org.id, list.find((i) => i.email === resent.email)!.id)
+      const list = yield* invitations.list(org.id).pipe(actingAs(owner))
+      yield* invitations.resend(org.id, list.find((i) => i.email === resent.email)!.id).pipe(actingAs(owner))
       const secondLink = yield* linkTo(resent.email)
       expect(secondLink).not.toBe(firstLink)
 
       yield* TestClock.adjust(1)
       expect((yield* invitations.page(lateLink, undefined)).state).toBe("expired")
-      expect(yield* outcome(invitations.accept(late.cfId, lateLink))).toBe("InvitationExpired")
-      expect(yield* outcome(invitations.accept(resent.cfId, firstLink))).toBe("NotFound")
+      expect(yield* outcome(invitations.accept(lateLink).pipe(actingAs(late)))).toBe("InvitationExpired")
+      expect(yield* outcome(invitations.accept(firstLink).pipe(actingAs(resent)))).toBe("NotFound")
 
       yield* TestClock.adjust(INVITATION_TTL_MS - 2)
-      expect(yield* outcome(invitations.accept(resent.cfId, secondLink))).toBe("accepted")
+      expect(yield* outcome(invitations.accept(secondLink).pipe(actingAs(resent)))).toBe("accepted")
     }))
 })

@@ -210,9 +210,8 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
         run: ({ grant, organization }) =>
           organization === null
             ? Effect.succeed({ pools: [] })
-            : pools.list(grant.issuedByCfId, organization.orgId).pipe(
-              // The grant was authenticated with its issuer a member just now; a membership gone since is a race lost.
-              Effect.catchTag("NotFound", () => Effect.succeed([])),
+            // The grant was authenticated just now with its issuer a member of the organization it acts in.
+            : pools.ofAccount(grant.accountId).pipe(
               Effect.map((list) => ({
                 pools: list.map((pool) => ({
                   id: pool.id,

@@ -16,10 +16,12 @@ import {
   SCOPES
 } from "../../domain/accounts/appGrantRules.ts"
 import { generateAppGrantId, generateAppGrantToken, hashAppGrant } from "../../domain/accounts/appGrants.ts"
-import { refusal, type Role } from "../../domain/accounts/roles.ts"
+import type { Role } from "../../domain/accounts/roles.ts"
 import { AppGrantFrozen, AppGrantRevoked, Conflict, InvalidAppGrant, NotFound, OrganizationRole, type OrgRoleRequired } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
+import { CurrentIdentity } from "./CurrentIdentity.ts"
+import { requireActiveRole } from "./Policy.ts"
 
 const GrantRow = Schema.Struct({
   id: Schema.String,
@@ -54,13 +56,6 @@ export interface GrantContext {
 export interface AuthenticatedGrant {
   readonly grant: AppGrantRecord
   readonly organization: GrantContext | null
-}
-
-/** Who manages grants: the signed-in identity in its active context (CurrentIdentity has this shape). */
-export interface GrantManager {
-  readonly cfId: string
-  readonly accountId: string
-  readonly organization: { readonly id: string; readonly role: Role } | null
 }
 
 // Scopes travel as JSON both ways: a text parameter cast in SQL, an array in the row.
@@ -122,18 +117,15 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
       })
 
     /**
-     * Issued for the manager's active context. In an organization, a grant that may act needs `connectApps` (Admins
-     * and the Owner); one that only reads needs what reading needs (`view`, every member).
+     * Issued by the calling identity for its active context. In an organization, a grant that may act needs
+     * `connectApps` (Admins and the Owner); one that only reads needs what reading needs (`view`, every member).
      */
-    const create = (manager: GrantManager, appName: string, requested: ReadonlyArray<Scope> | undefined) =>
-      Effect.gen(function* () {
+    const create = Effect.fn("AppGrants.create")(function* (appName: string, requested: ReadonlyArray<Scope> | undefined) {
+        const manager = yield* CurrentIdentity
         const scopes = normalizeScopes(requested)
-        if (manager.organization !== null) {
-          const refused = scopes.includes("account:act")
-            ? refusal(manager.organization.role, "connectApps", "Connecting an app that changes the account")
-            : refusal(manager.organization.role, "view", "Connecting an app")
-          if (refused !== undefined) return yield* Effect.fail(refused)
-        }
+        yield* scopes.includes("account:act")
+          ? requireActiveRole("connectApps", "Connecting an app that changes the account")
+          : requireActiveRole("view", "Connecting an app")
         const token = generateAppGrantToken()
         const grant = yield* orDieAtRepository(
           SqlSchema.single({
@@ -153,23 +145,22 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
       })
 
     /** Every grant of the active context's account, revoked ones included (as records). */
-    const list = (accountId: string) => orDieAtRepository(ofAccount(accountId))
+    const list = Effect.fn("AppGrants.list")(function* () {
+      return yield* orDieAtRepository(ofAccount((yield* CurrentIdentity).accountId))
+    })
 
     /**
      * Freeze, unfreeze or revoke: the grant's issuer always may; anyone else in an organization needs `connectApps`.
      * A grant of another account is 404; a revoked grant cannot be frozen or unfrozen (409); repeating an action
      * answers the grant as it stands.
      */
-    const change = (manager: GrantManager, id: string, action: GrantAction): Effect.Effect<AppGrantRecord, NotFound | Conflict | OrgRoleRequired> =>
-      transaction(
+    const change = (id: string, action: GrantAction): Effect.Effect<AppGrantRecord, NotFound | Conflict | OrgRoleRequired, CurrentIdentity> =>
+      Effect.flatMap(CurrentIdentity, (manager) => transaction(
         Effect.gen(function* () {
           const found = yield* orDieAtRepository(byId({ accountId: manager.accountId, id }))
           if (Option.isNone(found)) return yield* new NotFound({ message: `No app grant ${id} on this account.` })
           const grant = found.value
-          if (grant.issuedByCfId !== manager.cfId && manager.organization !== null) {
-            const refused = refusal(manager.organization.role, "connectApps", "Managing another member's app grant")
-            if (refused !== undefined) return yield* Effect.fail(refused)
-          }
+          if (grant.issuedByCfId !== manager.cfId) yield* requireActiveRole("connectApps", "Managing another member's app grant")
           const next = grantTransition(grant.status, action)
           if (next._tag === "Revoked") {
             return yield* new Conflict({ message: `App grant ${id} is revoked: it is kept as a record and cannot change.` })
@@ -177,7 +168,7 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
           if (next._tag === "Unchanged") return grant
           return yield* orDieAtRepository(updateStatus(id, next.status))
         })
-      )
+      ))
 
     const updateStatus = (id: string, status: AppGrantStatus) =>
       SqlSchema.single({
@@ -199,9 +190,15 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
       authenticate,
       create,
       list,
-      freeze: (manager: GrantManager, id: string) => change(manager, id, "freeze"),
-      unfreeze: (manager: GrantManager, id: string) => change(manager, id, "unfreeze"),
-      revoke: (manager: GrantManager, id: string) => change(manager, id, "revoke")
+      freeze: Effect.fn("AppGrants.freeze")(function* (id: string) {
+        return yield* change(id, "freeze")
+      }),
+      unfreeze: Effect.fn("AppGrants.unfreeze")(function* (id: string) {
+        return yield* change(id, "unfreeze")
+      }),
+      revoke: Effect.fn("AppGrants.revoke")(function* (id: string) {
+        return yield* change(id, "revoke")
+      })
     } as const
   })
 }) {}

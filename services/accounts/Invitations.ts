@@ -17,7 +17,7 @@ import {
   MAX_PENDING_INVITATIONS,
   tokenHash
 } from "../../domain/accounts/invitations.ts"
-import { actionOverRole, refusal } from "../../domain/accounts/roles.ts"
+import { actionOverRole } from "../../domain/accounts/roles.ts"
 import {
   Conflict,
   Forbidden,
@@ -28,6 +28,7 @@ import {
   OrganizationRole
 } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { CurrentIdentity, currentCfId } from "./CurrentIdentity.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { decodedRows } from "../platform/RepositoryBoundary.ts"
 import { Mailer } from "./Mailer.ts"
@@ -93,14 +94,8 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       expiresAt: row.expiresAt.toISOString()
     })
 
-    /** The caller's membership, and the right to hand out (resend, revoke) `role`. */
-    const authorised = (cfId: string, orgId: string, role: "admin" | "member", what: string) =>
-      Effect.gen(function* () {
-        const m = yield* orgs.membership(cfId, orgId)
-        const refused = refusal(m.role, actionOverRole(role)!, what)
-        if (refused !== undefined) return yield* refused
-        return m
-      })
+    /** The calling identity's membership, and the right to hand out (resend, revoke) `role`. */
+    const authorised = (orgId: string, role: "admin" | "member", what: string) => orgs.authorised(orgId, actionOverRole(role)!, what)
 
     // The link opens the console's invitation page, which reads GET /v1/invitations/{token} and accepts once signed in.
     const mail = (row: { email: string; role: "admin" | "member"; expiresAt: Date }, token: string, organization: string, inviter: string) =>
@@ -112,10 +107,10 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       )
 
     /** Invites `email` with `role`; an address whose invitation expired gets it replaced, with a new link. */
-    const invite = (cfId: string, orgId: string, rawEmail: string, role: "admin" | "member") =>
-      Effect.gen(function* () {
+    const invite = Effect.fn("Invitations.invite")(function* (orgId: string, rawEmail: string, role: "admin" | "member") {
+        const cfId = yield* currentCfId
         const email = normalizeEmail(rawEmail)
-        const m = yield* authorised(cfId, orgId, role, `Inviting ${role === "admin" ? "an admin" : "a member"}`)
+        const m = yield* authorised(orgId, role, `Inviting ${role === "admin" ? "an admin" : "a member"}`)
         const token = invitationToken(randomBytes(32))
         const now = new Date(yield* Clock.currentTimeMillis)
         const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
@@ -158,26 +153,22 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     /** Every invitation of the organization, newest first (Owners and Admins). */
-    const list = (cfId: string, orgId: string) =>
-      Effect.gen(function* () {
-        const m = yield* orgs.membership(cfId, orgId)
-        const refused = refusal(m.role, "manageMembers", "Seeing invitations")
-        if (refused !== undefined) return yield* refused
+    const list = Effect.fn("Invitations.list")(function* (orgId: string) {
+        const m = yield* orgs.authorised(orgId, "manageMembers", "Seeing invitations")
         const rows = yield* decodedRows(Row, sql`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
         const now = new Date(yield* Clock.currentTimeMillis)
         return rows.map((row) => view(row, now))
       })
 
     /** A new link and expiry for a pending or expired invitation; the old link stops working. */
-    const resend = (cfId: string, orgId: string, id: string) =>
-      Effect.gen(function* () {
-        const m = yield* orgs.membership(cfId, orgId)
+    const resend = Effect.fn("Invitations.resend")(function* (orgId: string, id: string) {
+        const m = yield* orgs.membership(orgId)
         const token = invitationToken(randomBytes(32))
         const now = new Date(yield* Clock.currentTimeMillis)
         const row = yield* transaction(
           Effect.gen(function* () {
             const row = yield* rowById(m.accountId, id)
-            yield* authorised(cfId, orgId, row.role, `Resending ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
+            yield* authorised(orgId, row.role, `Resending ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
             if (row.status !== "pending") return yield* new Conflict({ message: `The invitation is ${row.status}; it cannot be resent.` })
             yield* sql`
               UPDATE organization_invitations SET token_hash = ${tokenHash(token)}, expires_at = ${new Date(now.getTime() + INVITATION_TTL_MS)}
@@ -190,13 +181,12 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     /** Revokes a pending invitation: its page stays readable, it can never be accepted; an accepted one is refused. */
-    const revoke = (cfId: string, orgId: string, id: string) =>
-      Effect.gen(function* () {
-        const m = yield* orgs.membership(cfId, orgId)
+    const revoke = Effect.fn("Invitations.revoke")(function* (orgId: string, id: string) {
+        const m = yield* orgs.membership(orgId)
         return yield* transaction(
           Effect.gen(function* () {
             const row = yield* rowById(m.accountId, id)
-            yield* authorised(cfId, orgId, row.role, `Revoking ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
+            yield* authorised(orgId, row.role, `Revoking ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
             if (row.status === "accepted") return yield* new Conflict({ message: "An accepted invitation cannot be revoked; remove the member instead." })
             if (row.status === "pending") yield* sql`UPDATE organization_invitations SET status = 'revoked', revoked_at = now() WHERE id = ${id}`
             return view(yield* rowById(m.accountId, id), new Date(yield* Clock.currentTimeMillis))
@@ -212,8 +202,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
      * opening it again while signed in (`viewerCfId`) and still a member, is led into the organization (SPEC "States and
      * transitions"): the page names it, for the client to enter with `POST /v1/orgs/context`.
      */
-    const page = (token: string, viewerCfId: string | undefined): Effect.Effect<InvitationPage, NotFound> =>
-      Effect.gen(function* () {
+    const page = Effect.fn("Invitations.page")(function* (token: string, viewerCfId: string | undefined): Effect.fn.Return<InvitationPage, NotFound> {
         const row = yield* orDieUnlessUnavailable(byToken(token, false))
         if (row === undefined) return yield* new NotFound({ message: "No invitation has this link." })
         const state = invitationState(row.status, row.expiresAt, new Date(yield* Clock.currentTimeMillis))
@@ -221,18 +210,21 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           return { state, organization: row.organization, role: row.role, invitedBy: row.invitedBy, expiresAt: row.expiresAt.toISOString() }
         }
         if (state === "accepted" && viewerCfId !== undefined && viewerCfId === row.acceptedByCfId) {
-          const member = yield* Effect.either(orgs.membership(viewerCfId, row.orgId))
+          const member = yield* Effect.either(orgs.membershipOf(viewerCfId, row.orgId))
           if (member._tag === "Right") return { state, enter: { orgId: row.orgId, name: row.organization } }
         }
         return { state }
       })
 
     /**
-     * Accepts for the signed-in identity whose confirmed e-mail is the invited address: one transaction that locks the
+     * Accepts for the calling identity when its confirmed e-mail is the invited address: one transaction that locks the
      * invitation, admits the member and switches it into the organization.
      */
-    const accept = (cfId: string, token: string): Effect.Effect<ContextView, NotFound | Forbidden | InvitationAlreadyAccepted | InvitationExpired | InvitationRevoked> =>
-      transaction(
+    const accept = Effect.fn("Invitations.accept")(function* (
+      token: string
+    ): Effect.fn.Return<ContextView, NotFound | Forbidden | InvitationAlreadyAccepted | InvitationExpired | InvitationRevoked, CurrentIdentity> {
+      const cfId = yield* currentCfId
+      return yield* transaction(
         Effect.gen(function* () {
           const row = yield* byToken(token, true)
           if (row === undefined) return yield* new NotFound({ message: "No invitation has this link." })
@@ -252,6 +244,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           return yield* enter(cfId, row)
         })
       )
+    })
 
     const enter = (cfId: string, row: Row) =>
       Effect.gen(function* () {

@@ -6,7 +6,8 @@
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
-import { type Action, refusal } from "../../domain/accounts/roles.ts"
+import type { Action } from "../../domain/accounts/roles.ts"
+import { CurrentIdentity } from "./CurrentIdentity.ts"
 import { Ledger } from "./Ledger.ts"
 import { Organizations } from "./Organizations.ts"
 
@@ -25,11 +26,11 @@ export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("
     const orgs = yield* Organizations
     const ledger = yield* Ledger
 
-    const move = (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint, action: Action, into: boolean) =>
+    /** Between the calling identity's personal account and the organization's, in the direction `into` says. */
+    const move = (orgId: string, amountWei: bigint, action: Action, into: boolean) =>
       Effect.gen(function* () {
-        const m = yield* orgs.membership(cfId, orgId)
-        const refused = refusal(m.role, action, into ? "Moving credit into the organization" : "Moving the organization's credit out")
-        if (refused !== undefined) return yield* Effect.fail(refused)
+        const { cfId, personalAccountId } = yield* CurrentIdentity
+        const m = yield* orgs.authorised(orgId, action, into ? "Moving credit into the organization" : "Moving the organization's credit out")
         const id = transferId()
         const note = into ? `from ${cfId} into ${orgId}` : `from ${orgId} to ${cfId}`
         const [from, to] = into ? [personalAccountId, m.accountId] : [m.accountId, personalAccountId]
@@ -47,11 +48,13 @@ export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("
 
     return {
       /** Any member moves credit from their personal account into the organization. */
-      contribute: (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint) =>
-        move(cfId, personalAccountId, orgId, amountWei, "contributeCredits", true),
+      contribute: Effect.fn("OrganizationCredits.contribute")(function* (orgId: string, amountWei: bigint) {
+        return yield* move(orgId, amountWei, "contributeCredits", true)
+      }),
       /** The Owner moves the organization's available credit to their personal account. */
-      withdraw: (cfId: string, personalAccountId: string, orgId: string, amountWei: bigint) =>
-        move(cfId, personalAccountId, orgId, amountWei, "withdrawOrganizationCredits", false)
+      withdraw: Effect.fn("OrganizationCredits.withdraw")(function* (orgId: string, amountWei: bigint) {
+        return yield* move(orgId, amountWei, "withdrawOrganizationCredits", false)
+      })
     } as const
   })
 }) {}

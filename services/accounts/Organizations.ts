@@ -8,11 +8,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../../domain/accounts/ids.ts"
-import { actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
+import { type Action, actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
 import { Conflict, NotFound, OrganizationRole } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { decodedRows } from "../platform/RepositoryBoundary.ts"
+import { currentCfId } from "./CurrentIdentity.ts"
 import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
+import { requireAllowed } from "./Policy.ts"
 
 export interface OrganizationView {
   readonly id: string
@@ -94,9 +96,17 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       createdAt: m.createdAt.toISOString()
     })
 
-    /** A new organization owned by `cfId`; its account starts empty. */
-    const create = (cfId: string, name: string) =>
-      transaction(
+    /** The calling identity's membership of `orgId`, refused unless its role there allows `action`. */
+    const authorised = Effect.fn("Organizations.authorised")(function* (orgId: string, action: Action, what: string) {
+      const m = yield* membership(yield* currentCfId, orgId)
+      yield* requireAllowed(m.role, action, what)
+      return m
+    })
+
+    /** A new organization owned by the calling identity; its account starts empty. */
+    const create = Effect.fn("Organizations.create")(function* (name: string) {
+      const cfId = yield* currentCfId
+      return yield* transaction(
         Effect.gen(function* () {
           // Serialises one owner's creations so that two at once cannot both be the tenth.
           yield* sql`SELECT cf_id FROM identities WHERE cf_id = ${cfId} FOR UPDATE`
@@ -115,10 +125,12 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           return view({ accountId: account!.id, id, name, ownerCfId: cfId, role: "owner", createdAt: created!.createdAt }, 1)
         })
       )
+    })
 
-    /** The caller's organizations, oldest first. */
-    const list = (cfId: string) =>
-      Effect.map(
+    /** The calling identity's organizations, oldest first. */
+    const list = Effect.fn("Organizations.list")(function* () {
+      const cfId = yield* currentCfId
+      return yield* Effect.map(
         decodedRows(Schema.extend(Membership, Schema.Struct({ members: Schema.Int })), sql`
           SELECT o.account_id::text AS account_id, o.id, o.name, o.owner_cf_id, m.role, o.created_at,
             (SELECT count(*)::int FROM organization_members x WHERE x.account_id = o.account_id) AS members
@@ -127,13 +139,16 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           ORDER BY o.created_at, o.id`),
         (rows) => rows.map((row) => view(row, row.members))
       )
+    })
 
-    const read = (cfId: string, orgId: string) =>
-      Effect.flatMap(membership(cfId, orgId), (m) => Effect.map(memberCount(m.accountId), (n) => view(m, n)))
+    const read = Effect.fn("Organizations.read")(function* (orgId: string) {
+      const m = yield* membership(yield* currentCfId, orgId)
+      return view(m, yield* memberCount(m.accountId))
+    })
 
     /** The members, owner first; Members see the others' e-mails masked. */
-    const members = (cfId: string, orgId: string) =>
-      Effect.gen(function* () {
+    const members = Effect.fn("Organizations.members")(function* (orgId: string) {
+        const cfId = yield* currentCfId
         const m = yield* membership(cfId, orgId)
         const rows = yield* decodedRows(MemberRow, sql`
           SELECT i.cf_id, i.display_name, i.email, m.role, m.joined_at
@@ -182,8 +197,9 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       })
 
     /** Removal by another member: Admins remove Members, the Owner removes Admins; the Owner is never removed. */
-    const removeMember = (cfId: string, orgId: string, memberCfId: string) =>
-      revokingKeys(
+    const removeMember = Effect.fn("Organizations.removeMember")(function* (orgId: string, memberCfId: string) {
+      const cfId = yield* currentCfId
+      return yield* revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
           const [target] = yield* decodedRows(Schema.Struct({ role: OrganizationRole }), sql`
@@ -191,16 +207,17 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           if (target === undefined) return yield* new NotFound({ message: `${memberCfId} is not a member of ${orgId}.` })
           if (target.role === "owner") return yield* new Conflict({ message: "The owner cannot be removed." })
           if (memberCfId === cfId) return yield* new Conflict({ message: "Use leave to take yourself out of an organization." })
-          const refused = refusal(m.role, actionOverRole(target.role)!, `Removing ${target.role === "admin" ? "an admin" : "a member"}`)
-          if (refused !== undefined) return yield* refused
+          yield* requireAllowed(m.role, actionOverRole(target.role)!, `Removing ${target.role === "admin" ? "an admin" : "a member"}`)
           yield* expel(m.accountId, memberCfId)
           return { removed: memberCfId }
         })
       )
+    })
 
     /** Leaving takes effect at once; the owner cannot leave (it deletes the organization instead). */
-    const leave = (cfId: string, orgId: string) =>
-      revokingKeys(
+    const leave = Effect.fn("Organizations.leave")(function* (orgId: string) {
+      const cfId = yield* currentCfId
+      return yield* revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
           if (m.role === "owner") {
@@ -210,14 +227,15 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           return { left: orgId }
         })
       )
+    })
 
     /** The owner deletes it once every other member is gone and no credit is left in it; its keys are revoked. */
-    const remove = (cfId: string, orgId: string) =>
-      revokingKeys(
+    const remove = Effect.fn("Organizations.remove")(function* (orgId: string) {
+      const cfId = yield* currentCfId
+      return yield* revokingKeys(
         Effect.gen(function* () {
           const m = yield* membership(cfId, orgId, true)
-          const refused = refusal(m.role, "deleteOrganization", "Deleting the organization")
-          if (refused !== undefined) return yield* refused
+          yield* requireAllowed(m.role, "deleteOrganization", "Deleting the organization")
           if ((yield* memberCount(m.accountId)) > 1) {
             return yield* new Conflict({ message: "Remove every other member before deleting the organization." })
           }
@@ -233,10 +251,12 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           return { deleted: orgId }
         })
       )
+    })
 
-    /** Switches the caller's active context: an organization it belongs to, or null for the personal account. */
-    const setContext = (cfId: string, orgId: string | null): Effect.Effect<ContextView, NotFound> =>
-      orgId === null
+    /** Switches the calling identity's active context: an organization it belongs to, or null for the personal account. */
+    const setContext = Effect.fn("Organizations.setContext")(function* (orgId: string | null) {
+      const cfId = yield* currentCfId
+      return yield* (orgId === null
         ? Effect.as(orDieUnlessUnavailable(sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${cfId}`), { type: "personal" as const })
         : transaction(
           Effect.gen(function* () {
@@ -244,9 +264,10 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
             yield* sql`UPDATE identities SET active_account_id = ${m.accountId}::bigint WHERE cf_id = ${cfId}`
             return { type: "organization" as const, orgId: m.id, name: m.name, role: m.role }
           })
-        )
+        ))
+    })
 
-    /** The caller's active context as it stands (a context whose membership ended reads as personal). */
+    /** An identity's active context as it stands (a context whose membership ended reads as personal); sign-in reads it. */
     const context = (cfId: string): Effect.Effect<ContextView> =>
       Effect.map(
         decodedRows(Schema.Struct({ id: Schema.String, name: Schema.String, role: OrganizationRole }), sql`
@@ -261,6 +282,23 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
         }
       )
 
-    return { create, list, read, members, removeMember, leave, remove, setContext, context, membership: (cfId: string, orgId: string) => membership(cfId, orgId) } as const
+    return {
+      create,
+      list,
+      read,
+      members,
+      removeMember,
+      leave,
+      remove,
+      setContext,
+      context,
+      authorised,
+      /** The calling identity's membership of `orgId` (404 when none: never another's organization). */
+      membership: Effect.fn("Organizations.membership")(function* (orgId: string) {
+        return yield* membership(yield* currentCfId, orgId)
+      }),
+      /** `cfId`'s membership of `orgId` (404 when none): for a reader that is not the caller, such as an invitation's page. */
+      membershipOf: (cfId: string, orgId: string) => membership(cfId, orgId)
+    } as const
   })
 }) {}

@@ -15,10 +15,10 @@ import {
   type PoolCaps,
   type PoolCapsChange
 } from "../../domain/accounts/pools.ts"
-import { type Action, refusal } from "../../domain/accounts/roles.ts"
 import { Conflict, NotFound } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { decodedRows } from "../platform/RepositoryBoundary.ts"
+import { currentCfId } from "./CurrentIdentity.ts"
 import { Organizations } from "./Organizations.ts"
 
 export interface PoolMemberView {
@@ -76,13 +76,6 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     const sql = yield* SqlClient.SqlClient
     const orgs = yield* Organizations
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) => orDieUnlessUnavailable(sql.withTransaction(effect))
-
-    /** The caller's membership, refused unless its role allows `action`. */
-    const allowed = (cfId: string, orgId: string, action: Action, what: string) =>
-      Effect.flatMap(orgs.membership(cfId, orgId), (m) => {
-        const refused = refusal(m.role, action, what)
-        return refused === undefined ? Effect.succeed(m) : Effect.fail(refused)
-      })
 
     /** Takes the organization's row lock: pool changes of one organization run one at a time. */
     const lockOrganization = (accountId: string) => sql`SELECT 1 FROM organizations WHERE account_id = ${accountId}::bigint FOR UPDATE`
@@ -146,10 +139,11 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
         (taken) => (taken.length === 0 ? Effect.void : Effect.fail(new Conflict({ message: `A spending pool named "${name}" exists already.` })))
       )
 
-    const create = (cfId: string, orgId: string, pool: NewPool) =>
-      transaction(
+    const create = Effect.fn("Pools.create")(function* (orgId: string, pool: NewPool) {
+      const cfId = yield* currentCfId
+      return yield* transaction(
         Effect.gen(function* () {
-          const m = yield* allowed(cfId, orgId, "managePools", "Creating spending pools")
+          const m = yield* orgs.authorised(orgId, "managePools", "Creating spending pools")
           yield* lockOrganization(m.accountId)
           const [count] = yield* decodedRows(Schema.Struct({ n: Schema.Int }), sql`
             SELECT count(*)::int AS n FROM spending_pools WHERE account_id = ${m.accountId}::bigint AND deleted_at IS NULL`)
@@ -166,19 +160,27 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           return yield* one(m.accountId, id)
         })
       )
+    })
 
     // Every role may see pools (SPEC "Organization rules"): membership is the whole check.
-    const list = (cfId: string, orgId: string) =>
-      Effect.flatMap(orgs.membership(cfId, orgId), (m) => orDieUnlessUnavailable(views(m.accountId)))
+    const list = Effect.fn("Pools.list")(function* (orgId: string) {
+      const m = yield* orgs.membership(orgId)
+      return yield* ofAccount(m.accountId)
+    })
 
-    const read = (cfId: string, orgId: string, poolId: string) =>
-      Effect.flatMap(orgs.membership(cfId, orgId), (m) => orDieUnlessUnavailable(one(m.accountId, poolId)))
+    const read = Effect.fn("Pools.read")(function* (orgId: string, poolId: string) {
+      const m = yield* orgs.membership(orgId)
+      return yield* orDieUnlessUnavailable(one(m.accountId, poolId))
+    })
+
+    /** The pools of an organization's account, for a reader that already holds its membership (an app grant's tools). */
+    const ofAccount = (accountId: string) => orDieUnlessUnavailable(views(accountId))
 
     /** Renames it or changes its caps; the caps bind from the next reservation. */
-    const update = (cfId: string, orgId: string, poolId: string, change: PoolChange) =>
-      transaction(
+    const update = Effect.fn("Pools.update")(function* (orgId: string, poolId: string, change: PoolChange) {
+      return yield* transaction(
         Effect.gen(function* () {
-          const m = yield* allowed(cfId, orgId, "managePools", "Editing spending pools")
+          const m = yield* orgs.authorised(orgId, "managePools", "Editing spending pools")
           yield* lockOrganization(m.accountId)
           const current = yield* one(m.accountId, poolId)
           if (change.name !== undefined) yield* nameFree(m.accountId, change.name, poolId)
@@ -190,12 +192,13 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           return yield* one(m.accountId, poolId)
         })
       )
+    })
 
     /** Its members leave it (their requests then count against no pool); its history stays with its charges. */
-    const remove = (cfId: string, orgId: string, poolId: string) =>
-      transaction(
+    const remove = Effect.fn("Pools.remove")(function* (orgId: string, poolId: string) {
+      return yield* transaction(
         Effect.gen(function* () {
-          const m = yield* allowed(cfId, orgId, "managePools", "Deleting spending pools")
+          const m = yield* orgs.authorised(orgId, "managePools", "Deleting spending pools")
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
           yield* sql`DELETE FROM spending_pool_members WHERE pool_id = ${poolId}`
@@ -203,12 +206,13 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           return { deleted: poolId }
         })
       )
+    })
 
     /** Puts a member of the organization in the pool; one already in another pool is refused (leave that one first). */
-    const addMember = (cfId: string, orgId: string, poolId: string, memberCfId: string) =>
-      transaction(
+    const addMember = Effect.fn("Pools.addMember")(function* (orgId: string, poolId: string, memberCfId: string) {
+      return yield* transaction(
         Effect.gen(function* () {
-          const m = yield* allowed(cfId, orgId, "managePools", "Managing who is in a spending pool")
+          const m = yield* orgs.authorised(orgId, "managePools", "Managing who is in a spending pool")
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
           const [member] = yield* decodedRows(Schema.Struct({ cfId: Schema.String }), sql`
@@ -228,11 +232,12 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           return yield* one(m.accountId, poolId)
         })
       )
+    })
 
-    const removeMember = (cfId: string, orgId: string, poolId: string, memberCfId: string) =>
-      transaction(
+    const removeMember = Effect.fn("Pools.removeMember")(function* (orgId: string, poolId: string, memberCfId: string) {
+      return yield* transaction(
         Effect.gen(function* () {
-          const m = yield* allowed(cfId, orgId, "managePools", "Managing who is in a spending pool")
+          const m = yield* orgs.authorised(orgId, "managePools", "Managing who is in a spending pool")
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
           const removed = yield* decodedRows(Schema.Struct({ cfId: Schema.String }), sql`
@@ -241,7 +246,8 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           return yield* one(m.accountId, poolId)
         })
       )
+    })
 
-    return { create, list, read, update, remove, addMember, removeMember } as const
+    return { create, list, read, ofAccount, update, remove, addMember, removeMember } as const
   })
 }) {}

@@ -5,39 +5,12 @@
  * authenticates must come from this site (DESIGN section 13; the rule is src/http/csrf.ts), else 403 `forbidden`.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, Effect, Schema } from "effect"
-import { type Action, refusal, type Role } from "../../domain/accounts/roles.ts"
-import { Forbidden, InvalidSignature, type OrgRoleRequired, SignatureReused, Unauthorized } from "../../domain/errors.ts"
+import { Schema } from "effect"
+import { Forbidden, InvalidSignature, SignatureReused, Unauthorized } from "../../domain/errors.ts"
+import { CurrentIdentity } from "../../services/accounts/CurrentIdentity.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 
-/** Who is asking: the identity, the account its requests act on, and how it proved itself. */
-export interface CurrentIdentityShape {
-  readonly cfId: string
-  /**
-   * `accounts.id` (a bigint, as its decimal text) of the account requests act on and are paid from: the active
-   * organization's, else the personal one.
-   */
-  readonly accountId: string
-  /** The identity's own account: funding and withdrawals always act on it. */
-  readonly personalAccountId: string
-  /** Lower-case, or null for an identity without a wallet. */
-  readonly walletAddress: string | null
-  /** The active organization and the identity's role there; null in the personal context. */
-  readonly organization: { readonly id: string; readonly role: Role } | null
-  readonly via: "session" | "signed"
-}
-
-/**
- * Refuses an action the identity's role in its active organization does not allow (SPEC "Organization rules",
- * domain/accounts/roles.ts); the personal context allows everything.
- */
-export const requireRole = (action: Action, what: string): Effect.Effect<void, OrgRoleRequired, CurrentIdentity> =>
-  Effect.flatMap(CurrentIdentity, (identity) => {
-    const refused = identity.organization === null ? undefined : refusal(identity.organization.role, action, what)
-    return refused === undefined ? Effect.void : Effect.fail(refused)
-  })
-
-export class CurrentIdentity extends Context.Tag("CurrentIdentity")<CurrentIdentity, CurrentIdentityShape>() {}
+export { CurrentIdentity, type CurrentIdentityShape } from "../../services/accounts/CurrentIdentity.ts"
 
 /** What an operation behind SessionAuth may answer besides its own outcomes. */
 export const SessionAuthFailure = Schema.Union(

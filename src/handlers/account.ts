@@ -4,12 +4,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { Hex } from "viem"
+import { AccountAdmin } from "../../services/accounts/AccountAdmin.ts"
 import { Funding } from "../../services/accounts/Funding.ts"
 import { type AccountSummary, Ledger, type LedgerEntry } from "../../services/accounts/Ledger.ts"
 import { type AccountSpend, Usage } from "../../services/accounts/Usage.ts"
 import { type Withdrawal, Withdrawals } from "../../services/accounts/Withdrawals.ts"
 import type { AccountSpendView, AccountView, LedgerEntryView, WithdrawalView } from "../api/AccountApi.ts"
-import { CurrentIdentity, requireRole } from "../api/SessionAuth.ts"
+import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 const DEFAULT_PAGE = 20
@@ -65,6 +66,7 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
     const funding = yield* Funding
     const withdrawals = yield* Withdrawals
     const usage = yield* Usage
+    const admin = yield* AccountAdmin
     // The active context's account (an organization's, else the personal one) ...
     const accountId = Effect.map(CurrentIdentity, (identity) => identity.accountId)
     // ... except for funding and withdrawals, which always act on the personal account (SPEC "Organization rules").
@@ -73,15 +75,9 @@ export const AccountHandlers = HttpApiBuilder.group(ServerApi, "account", (handl
       .handle("getAccount", () => Effect.map(Effect.flatMap(accountId, ledger.account), accountView))
       .handle("getSpend", () => Effect.map(Effect.flatMap(accountId, usage.accountSpend), spendView))
       .handle("putLimits", ({ payload }) =>
-        Effect.flatMap(Effect.zipRight(requireRole("manageKeys", "Setting spending limits"), accountId), (id) =>
-          Effect.map(
-            ledger.setLimits(id, {
-              dailyWei: payload.dailyWei ?? null,
-              weeklyWei: payload.weeklyWei ?? null,
-              monthlyWei: payload.monthlyWei ?? null
-            }),
-            accountView
-          )
+        Effect.map(
+          admin.setLimits({ dailyWei: payload.dailyWei ?? null, weeklyWei: payload.weeklyWei ?? null, monthlyWei: payload.monthlyWei ?? null }),
+          accountView
         )
       )
       .handle("getFunding", () => Effect.flatMap(personalAccountId, funding.info))

@@ -7,7 +7,6 @@ import { Effect, Layer } from "effect"
 import { AccountTools } from "../../services/accounts/AccountTools.ts"
 import { type AppGrantRecord, AppGrants } from "../../services/accounts/AppGrants.ts"
 import { type AppGrantView, CurrentAppGrant } from "../api/AppsApi.ts"
-import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { AppGrantAuthLive } from "../http/appGrantAuth.ts"
 
@@ -31,18 +30,14 @@ export const AppsHandlers = HttpApiBuilder.group(ServerApi, "apps", (handlers) =
     const grants = yield* AppGrants
     return handlers
       .handle("createAppGrant", ({ payload }) =>
-        Effect.flatMap(CurrentIdentity, (identity) =>
-          Effect.map(grants.create(identity, payload.appName, payload.scopes), ({ grant, token }) => ({ grant: grantView(grant), token }))
-        )
+        Effect.map(grants.create(payload.appName, payload.scopes), ({ grant, token }) => ({ grant: grantView(grant), token }))
       )
       .handle("listAppGrants", () =>
-        Effect.flatMap(CurrentIdentity, (identity) =>
-          Effect.map(grants.list(identity.accountId), (list) => ({ object: "list" as const, data: list.map(grantView) }))
-        )
+        Effect.map(grants.list(), (list) => ({ object: "list" as const, data: list.map(grantView) }))
       )
-      .handle("freezeAppGrant", ({ path }) => Effect.flatMap(CurrentIdentity, (identity) => Effect.map(grants.freeze(identity, path.id), grantView)))
-      .handle("unfreezeAppGrant", ({ path }) => Effect.flatMap(CurrentIdentity, (identity) => Effect.map(grants.unfreeze(identity, path.id), grantView)))
-      .handle("revokeAppGrant", ({ path }) => Effect.flatMap(CurrentIdentity, (identity) => Effect.map(grants.revoke(identity, path.id), grantView)))
+      .handle("freezeAppGrant", ({ path }) => Effect.map(grants.freeze(path.id), grantView))
+      .handle("unfreezeAppGrant", ({ path }) => Effect.map(grants.unfreeze(path.id), grantView))
+      .handle("revokeAppGrant", ({ path }) => Effect.map(grants.revoke(path.id), grantView))
   })
 )
 

@@ -1,10 +1,10 @@
 /**
- * API keys of the signed-in account: decode, call ApiKeys, encode.
+ * API keys of the active context's account: decode, call AccountAdmin (which applies the role policy), encode.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { type ApiKeyRecord, ApiKeys } from "../../services/accounts/ApiKeys.ts"
-import { CurrentIdentity, requireRole } from "../api/SessionAuth.ts"
+import { AccountAdmin } from "../../services/accounts/AccountAdmin.ts"
+import type { ApiKeyRecord } from "../../services/accounts/ApiKeys.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import type { ApiKeyView } from "../api/KeysApi.ts"
 
@@ -27,36 +27,13 @@ export const apiKeyView = (key: ApiKeyRecord): typeof ApiKeyView.Type => ({
 
 export const KeysHandlers = HttpApiBuilder.group(ServerApi, "keys", (handlers) =>
   Effect.gen(function* () {
-    const keys = yield* ApiKeys
-    const account = Effect.map(CurrentIdentity, (identity) => ({ accountId: String(identity.accountId), cfId: identity.cfId }))
-    // In an organization, keys are the Owners' and Admins' to manage (SPEC "Organization rules").
-    const managing = requireRole("manageKeys", "Managing API keys")
+    const admin = yield* AccountAdmin
     return handlers
-      .handle("issueKey", ({ payload }) =>
-        Effect.gen(function* () {
-          yield* requireRole("manageKeys", "Issuing API keys")
-          const { accountId, cfId } = yield* account
-          const { key, raw } = yield* keys.issue(accountId, cfId, payload)
-          return { key: apiKeyView(key), secret: raw }
-        })
-      )
-      .handle("listKeys", () =>
-        Effect.gen(function* () {
-          const { accountId } = yield* account
-          return { object: "list" as const, data: (yield* keys.list(accountId)).map(apiKeyView) }
-        })
-      )
-      .handle("updateKey", ({ path, payload }) =>
-        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.update(accountId, path.id, payload), apiKeyView)))
-      )
-      .handle("freezeKey", ({ path }) =>
-        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.freeze(accountId, path.id), apiKeyView)))
-      )
-      .handle("reactivateKey", ({ path }) =>
-        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.reactivate(accountId, path.id), apiKeyView)))
-      )
-      .handle("revokeKey", ({ path }) =>
-        managing.pipe(Effect.zipRight(account), Effect.flatMap(({ accountId }) => Effect.map(keys.revoke(accountId, path.id), apiKeyView)))
-      )
+      .handle("issueKey", ({ payload }) => Effect.map(admin.issueKey(payload), ({ key, raw }) => ({ key: apiKeyView(key), secret: raw })))
+      .handle("listKeys", () => Effect.map(admin.listKeys(), (keys) => ({ object: "list" as const, data: keys.map(apiKeyView) })))
+      .handle("updateKey", ({ path, payload }) => Effect.map(admin.updateKey(path.id, payload), apiKeyView))
+      .handle("freezeKey", ({ path }) => Effect.map(admin.freezeKey(path.id), apiKeyView))
+      .handle("reactivateKey", ({ path }) => Effect.map(admin.reactivateKey(path.id), apiKeyView))
+      .handle("revokeKey", ({ path }) => Effect.map(admin.revokeKey(path.id), apiKeyView))
   })
 )

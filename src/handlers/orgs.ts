@@ -1,5 +1,5 @@
 /**
- * Organizations and their invitations: decode, call the service with the signed-in identity, encode; and the public
+ * Organizations and their invitations: decode, call the service (which acts for the CurrentIdentity), encode; and the public
  * page of an invitation's link.
  */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
@@ -8,7 +8,6 @@ import { Invitations } from "../../services/accounts/Invitations.ts"
 import { OrganizationCredits, type TransferView } from "../../services/accounts/OrganizationCredits.ts"
 import { Organizations } from "../../services/accounts/Organizations.ts"
 import { SESSION_COOKIE, Sessions } from "../../services/accounts/Sessions.ts"
-import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =>
@@ -16,7 +15,6 @@ export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =
     const orgs = yield* Organizations
     const invitations = yield* Invitations
     const credits = yield* OrganizationCredits
-    const cfId = Effect.map(CurrentIdentity, (identity) => identity.cfId)
     const transferView = (t: TransferView) => ({
       transferId: t.transferId,
       amountWei: t.amountWei.toString(),
@@ -24,29 +22,29 @@ export const OrgsHandlers = HttpApiBuilder.group(ServerApi, "orgs", (handlers) =
       organizationBalanceWei: t.organizationBalanceWei.toString()
     })
     return handlers
-      .handle("createOrganization", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.create(id, payload.name)))
-      .handle("listOrganizations", () => Effect.map(Effect.flatMap(cfId, orgs.list), (data) => ({ object: "list" as const, data })))
-      .handle("getOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.read(id, path.id)))
-      .handle("deleteOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.remove(id, path.id)))
+      .handle("createOrganization", ({ payload }) => orgs.create(payload.name))
+      .handle("listOrganizations", () => Effect.map(orgs.list(), (data) => ({ object: "list" as const, data })))
+      .handle("getOrganization", ({ path }) => orgs.read(path.id))
+      .handle("deleteOrganization", ({ path }) => orgs.remove(path.id))
       .handle("listMembers", ({ path }) =>
-        Effect.map(Effect.flatMap(cfId, (id) => orgs.members(id, path.id)), (data) => ({ object: "list" as const, data }))
+        Effect.map(orgs.members(path.id), (data) => ({ object: "list" as const, data }))
       )
-      .handle("removeMember", ({ path }) => Effect.flatMap(cfId, (id) => orgs.removeMember(id, path.id, path.cfId)))
-      .handle("leaveOrganization", ({ path }) => Effect.flatMap(cfId, (id) => orgs.leave(id, path.id)))
+      .handle("removeMember", ({ path }) => orgs.removeMember(path.id, path.cfId))
+      .handle("leaveOrganization", ({ path }) => orgs.leave(path.id))
       .handle("contributeCredits", ({ path, payload }) =>
-        Effect.flatMap(CurrentIdentity, (me) => Effect.map(credits.contribute(me.cfId, me.personalAccountId, path.id, payload.amountWei), transferView))
+        Effect.map(credits.contribute(path.id, payload.amountWei), transferView)
       )
       .handle("withdrawCredits", ({ path, payload }) =>
-        Effect.flatMap(CurrentIdentity, (me) => Effect.map(credits.withdraw(me.cfId, me.personalAccountId, path.id, payload.amountWei), transferView))
+        Effect.map(credits.withdraw(path.id, payload.amountWei), transferView)
       )
-      .handle("setContext", ({ payload }) => Effect.flatMap(cfId, (id) => orgs.setContext(id, payload.orgId)))
-      .handle("invite", ({ path, payload }) => Effect.flatMap(cfId, (id) => invitations.invite(id, path.id, payload.email, payload.role)))
+      .handle("setContext", ({ payload }) => orgs.setContext(payload.orgId))
+      .handle("invite", ({ path, payload }) => invitations.invite(path.id, payload.email, payload.role))
       .handle("listInvitations", ({ path }) =>
-        Effect.map(Effect.flatMap(cfId, (id) => invitations.list(id, path.id)), (data) => ({ object: "list" as const, data }))
+        Effect.map(invitations.list(path.id), (data) => ({ object: "list" as const, data }))
       )
-      .handle("resendInvitation", ({ path }) => Effect.flatMap(cfId, (id) => invitations.resend(id, path.id, path.invitationId)))
-      .handle("revokeInvitation", ({ path }) => Effect.flatMap(cfId, (id) => invitations.revoke(id, path.id, path.invitationId)))
-      .handle("acceptInvitation", ({ payload }) => Effect.flatMap(cfId, (id) => invitations.accept(id, payload.token)))
+      .handle("resendInvitation", ({ path }) => invitations.resend(path.id, path.invitationId))
+      .handle("revokeInvitation", ({ path }) => invitations.revoke(path.id, path.invitationId))
+      .handle("acceptInvitation", ({ payload }) => invitations.accept(payload.token))
   })
 )
 
