@@ -5,10 +5,12 @@
  * the wrong one, and another Effect program embedding them provides it with `Effect.provideService`.
  *
  * Credentials (an API key or an app grant) are the other way in: they act on an account, not as a person with a
- * role, and are `CurrentCredential` (services/accounts/Credentials.ts).
+ * role, and are `CurrentCredential`. A read open to both ways in gets
+ * `CurrentReader`: just the account it may see.
  */
 import { Context, Effect } from "effect"
 import type { Role } from "../../domain/accounts/roles.ts"
+import type { Credential } from "./Credentials.ts"
 
 export interface CurrentIdentityShape {
   readonly cfId: string
@@ -25,6 +27,21 @@ export interface CurrentIdentityShape {
   readonly organization: { readonly id: string; readonly role: Role } | null
   readonly via: "session" | "signed"
 }
+
+/**
+ * Whose records a read may see, for the reads that take either way in (the request log and activity): a credential's
+ * account, or the active context's account of a session or a signed request.
+ */
+export interface CurrentReaderShape {
+  /** `accounts.id` as decimal text. */
+  readonly accountId: string
+  readonly via: "credential" | "session" | "signed"
+}
+
+export class CurrentReader extends Context.Tag("CurrentReader")<CurrentReader, CurrentReaderShape>() {}
+
+/** The credential an inference, usage or account-tool request authenticated with (src/api/ApiKeyAuth.ts provides it). */
+export class CurrentCredential extends Context.Tag("CurrentCredential")<CurrentCredential, Credential>() {}
 
 export class CurrentIdentity extends Context.Tag("CurrentIdentity")<CurrentIdentity, CurrentIdentityShape>() {}
 

@@ -6,13 +6,10 @@
  * account: a grant without `account:act` is refused 403 `forbidden`. It provides the credential to the handler.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, Schema } from "effect"
+import { Schema } from "effect"
 import { ApiKeyFrozen, ApiKeyRevoked, AppGrantFrozen, AppGrantRevoked, Forbidden, InvalidApiKey, InvalidAppGrant } from "../../domain/errors.ts"
-import type { Credential } from "../../services/accounts/Credentials.ts"
+import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
-
-/** The credential (API key or app grant) the request authenticated with. */
-export class CurrentApiKey extends Context.Tag("CurrentApiKey")<CurrentApiKey, Credential>() {}
 
 /** What a route behind a credential check may answer besides its own outcomes. */
 export const CredentialFailure = Schema.Union(
@@ -35,7 +32,7 @@ export const credentialBearer = HttpApiSecurity.bearer.pipe(
 )
 
 export class ApiKeyAuth extends HttpApiMiddleware.Tag<ApiKeyAuth>()("ApiKeyAuth", {
-  provides: CurrentApiKey,
+  provides: CurrentCredential,
   failure: CredentialFailure,
   security: { bearer: credentialBearer }
 }) {}

@@ -26,12 +26,13 @@ import {
 import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
-import { ApiKeyAuth, credentialBearer, CredentialFailure, CurrentApiKey } from "./ApiKeyAuth.ts"
+import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
+import { ApiKeyAuth, credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"
 import { reportAllIssues } from "./shared.ts"
 
 /** `POST /v1/messages` also takes the key as `x-api-key` (SPEC Authentication 2). */
 export class MessagesKeyAuth extends HttpApiMiddleware.Tag<MessagesKeyAuth>()("MessagesKeyAuth", {
-  provides: CurrentApiKey,
+  provides: CurrentCredential,
   failure: CredentialFailure,
   security: { bearer: credentialBearer, apiKey: HttpApiSecurity.apiKey({ in: "header", key: "x-api-key" }) }
 }) {}

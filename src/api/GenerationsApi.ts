@@ -6,23 +6,16 @@
  * Browser-safe: the console's client is built from this module.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
-import { Context, Schema } from "effect"
+import { Schema } from "effect"
 import { WeiDigits } from "../../domain/accounts/ledger.ts"
 import { NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { ACTIVITY_MAX_DAYS, LOG_PAGE_DEFAULT, LOG_PAGE_MAX } from "../../domain/exchange/logs.ts"
+import { CurrentReader } from "../../services/accounts/CurrentIdentity.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"
 import { sessionCookie, SessionAuthFailure } from "./SessionAuth.ts"
 import { reportAllIssues } from "./shared.ts"
 
-/** Whose bills a read may see. */
-export interface CurrentReaderShape {
-  /** `accounts.id` as decimal text: the credential's account, or the session's active context. */
-  readonly accountId: string
-  readonly via: "credential" | "session" | "signed"
-}
-
-export class CurrentReader extends Context.Tag("CurrentReader")<CurrentReader, CurrentReaderShape>() {}
 
 /**
  * A bearer credential (API key or app grant: reading needs only `account:read`, which every grant holds) or a

@@ -8,7 +8,7 @@ import { ValidationFailed } from "../../domain/errors.ts"
 import { Credentials } from "../../services/accounts/Credentials.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
 import { Quotes } from "../../services/exchange/Quotes.ts"
-import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
+import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
@@ -28,7 +28,7 @@ const respond = (response: InferenceResponse) =>
 
 export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =>
   handlers.handleRaw("chatCompletions", () =>
-    Effect.flatMap(CurrentApiKey, (apiKey) => Effect.map(answerInference("chat", apiKey, jsonBody), respond))
+    Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference("chat", apiKey, jsonBody), respond))
   )
 ).pipe(Layer.provide(ApiKeyAuthLive))
 
@@ -48,7 +48,7 @@ const MessagesKeyAuthLive = Layer.effect(
 
 export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (handlers) =>
   handlers.handleRaw("messages", () =>
-    Effect.flatMap(CurrentApiKey, (apiKey) => Effect.map(answerInference("messages", apiKey, jsonBody), respond))
+    Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference("messages", apiKey, jsonBody), respond))
   )
 ).pipe(Layer.provide(MessagesKeyAuthLive))
 

@@ -4,7 +4,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Usage } from "../../services/accounts/Usage.ts"
-import { CurrentApiKey } from "../api/ApiKeyAuth.ts"
+import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
 
@@ -15,7 +15,7 @@ export const UsageHandlers = HttpApiBuilder.group(ServerApi, "usage", (handlers)
     const usage = yield* Usage
     return handlers.handle("usage", () =>
       Effect.gen(function* () {
-        const report = yield* usage.of(yield* CurrentApiKey)
+        const report = yield* usage.of(yield* CurrentCredential)
         return {
           balanceWei: report.balanceWei.toString(),
           spentWei: report.spentWei.toString(),
