@@ -9,7 +9,10 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { Option } from "effect"
+import * as AST from "effect/SchemaAST"
 import { describe, expect, it } from "vitest"
+import { ServerApi } from "../src/api/ServerApi.ts"
 
 const ROOT = new URL("..", import.meta.url).pathname
 const SCANNED = ["services", "domain", "src"]
@@ -70,5 +73,31 @@ describe("raw row casts", () => {
       )
     )
     expect(found).toEqual([])
+  })
+})
+
+/**
+ * Who is calling and what a group may answer are declared once (DESIGN.md section 9): no handler checks a role (the
+ * services do, through services/accounts/Policy.ts), and an error every endpoint of a group answers is declared on the
+ * group (`HttpApiGroup.addError`), not repeated on each endpoint.
+ */
+describe("declared once", () => {
+  it("no handler or HTTP module checks a role: permission checks go through the services' policy", () => {
+    const offenders = sourceFiles(Path.join(ROOT, "src")).filter((file) => /\b(requireRole|requireActiveRole|requireAllowed|refusal)\(/.test(withoutComments(Fs.readFileSync(file, "utf8"))))
+    expect(offenders.map((file) => Path.relative(ROOT, file))).toEqual([])
+  })
+
+  it("no error is repeated on every endpoint of a group", () => {
+    const members = (ast: AST.AST): ReadonlyArray<AST.AST> => (AST.isUnion(ast) ? ast.types : [ast]).filter((member) => member._tag !== "NeverKeyword")
+    const repeated: Array<string> = []
+    for (const group of Object.values(ServerApi.groups)) {
+      const endpoints = Object.values(group.endpoints)
+      if (endpoints.length < 2) continue
+      const [first, ...rest] = endpoints.map((endpoint) => new Set(members(endpoint.errorSchema.ast)))
+      for (const ast of first!) {
+        if (rest.every((set) => set.has(ast))) repeated.push(`${group.identifier}: ${String(AST.getIdentifierAnnotation(ast).pipe(Option.getOrElse(() => ast.toString())))}`)
+      }
+    }
+    expect(repeated).toEqual([])
   })
 })

@@ -151,7 +151,6 @@ export class ReferralLinksGroup extends HttpApiGroup.make("referralLinks")
     HttpApiEndpoint.get("followQuery", "/r")
       .setUrlParams(CodeQuery)
       .addSuccess(Redirected, { status: 302 })
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Referral link `/r?c=<referral_code>`: sets cookie cf_ref and redirects to the site root")
       .annotate(OpenApi.Description, REFERRAL_LINK_DESCRIPTION)
       .annotate(OpenApi.Transform, documentRedirect)
@@ -159,9 +158,10 @@ export class ReferralLinksGroup extends HttpApiGroup.make("referralLinks")
   .add(
     HttpApiEndpoint.get("followPath")`/r/${HttpApiSchema.param("code", Schema.String)}`
       .addSuccess(Redirected, { status: 302 })
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Referral link `/r/<referral_code>`: sets cookie cf_ref and redirects to the site root")
       .annotate(OpenApi.Description, REFERRAL_LINK_DESCRIPTION)
       .annotate(OpenApi.Transform, documentRedirect)
   )
+  // A code that is not one of ours is refused before any redirect.
+  .addError(errorWire(ValidationFailed))
   .annotate(OpenApi.Title, "Referral links") {}

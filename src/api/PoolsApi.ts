@@ -51,60 +51,49 @@ export class PoolsGroup extends HttpApiGroup.make("pools")
     HttpApiEndpoint.post("createPool")`/v1/orgs/${orgParam}/pools`
       .setPayload(NewPool)
       .addSuccess(PoolView, { status: 201 })
-      .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Create a spending pool with optional daily, weekly and monthly caps (Owners and Admins)")
   )
   .add(
     HttpApiEndpoint.get("listPools")`/v1/orgs/${orgParam}/pools`
       .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(PoolView) }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "The organization's spending pools with their caps, use and members")
   )
   .add(
     HttpApiEndpoint.get("getPool")`/v1/orgs/${orgParam}/pools/${poolParam}`
       .addSuccess(PoolView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "One spending pool")
   )
   .add(
     HttpApiEndpoint.patch("updatePool")`/v1/orgs/${orgParam}/pools/${poolParam}`
       .setPayload(PoolChange)
       .addSuccess(PoolView)
-      .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Rename a spending pool or change its caps (Owners and Admins); caps bind from the next request")
   )
   .add(
     HttpApiEndpoint.del("deletePool")`/v1/orgs/${orgParam}/pools/${poolParam}`
       .addSuccess(Schema.Struct({ deleted: PoolId }))
-      .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Delete a spending pool (Owners and Admins); its members then count against no pool")
   )
   .add(
     HttpApiEndpoint.put("addPoolMember")`/v1/orgs/${orgParam}/pools/${poolParam}/members/${memberParam}`
       .addSuccess(PoolView)
-      .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Put a member in the pool (Owners and Admins); a member is in at most one pool")
   )
   .add(
     HttpApiEndpoint.del("removePoolMember")`/v1/orgs/${orgParam}/pools/${poolParam}/members/${memberParam}`
       .addSuccess(PoolView)
-      .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
       .annotate(OpenApi.Summary, "Take a member out of the pool (Owners and Admins)")
   )
+  // Every pool operation names an organization (and most a pool or a member): each may be unknown or malformed.
+  .addError(errorWire(NotFound))
+  .addError(errorWire(ValidationFailed))
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Spending pools") {}
