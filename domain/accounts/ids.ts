@@ -3,6 +3,10 @@
  * display name, and the normal form of e-mail and wallet addresses. Random bytes come from the caller.
  */
 
+import { Schema } from "effect"
+import { APP_GRANT_ID_PATTERN } from "./appGrantRules.ts"
+import { POOL_ID_PATTERN } from "./formats.ts"
+
 /** RFC 4648 base32, lower-case: no 0/1/8/9, so ids read aloud or copied by hand do not mix up O/0 or I/1. */
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 
@@ -83,3 +87,36 @@ export const defaultDisplayName = (identity: { readonly email: string | null; re
 }
 
 export const MAX_DISPLAY_NAME_LENGTH = 64
+
+/**
+ * The ids the API names things by, as branded Schemas: a value of one of these types was checked against its pattern
+ * (decoded from a request or a row, or made by `.make`), so an organization's id cannot be passed where a CF ID is
+ * expected. The JSON Schema of each is a string with its pattern.
+ */
+const idSchema = <const B extends string>(brand: B, pattern: RegExp, description: string) =>
+  Schema.String.pipe(Schema.pattern(pattern), Schema.brand(brand)).annotations({ description })
+
+export const CfId = idSchema("CfId", CF_ID_PATTERN, "A CF ID: cf_ and 12 base32 characters")
+export type CfId = typeof CfId.Type
+
+export const OrgId = idSchema("OrgId", ORGANIZATION_ID_PATTERN, "An organization's id: org_ and 12 base32 characters")
+export type OrgId = typeof OrgId.Type
+
+export const KEY_ID_PATTERN = /^key_[0-9a-f]{16}$/
+export const KeyId = idSchema("KeyId", KEY_ID_PATTERN, "The key's id (`key_` and 16 hex digits)")
+export type KeyId = typeof KeyId.Type
+
+export const GrantId = idSchema("GrantId", APP_GRANT_ID_PATTERN, "The grant's id (`app_` and 16 hex digits)")
+export type GrantId = typeof GrantId.Type
+
+export const PoolId = idSchema("PoolId", POOL_ID_PATTERN, "A spending pool's id: pool_ and 16 hex characters")
+export type PoolId = typeof PoolId.Type
+
+export const INVITATION_ID_PATTERN = /^inv_[0-9a-f]{16}$/
+export const InvitationId = idSchema("InvitationId", INVITATION_ID_PATTERN, "An invitation's id (`inv_` and 16 hex digits)")
+export type InvitationId = typeof InvitationId.Type
+
+/** A request's id, which its bill and its log entry carry: `gen_` and 24 hex digits. */
+export const REQUEST_ID_PATTERN = /^gen_[0-9a-f]{24}$/
+export const RequestId = idSchema("RequestId", REQUEST_ID_PATTERN, "The request's id (`gen_` and 24 hex digits)")
+export type RequestId = typeof RequestId.Type

@@ -3,6 +3,7 @@
  * bounds, the opaque keyset cursor over (created_at, id), the activity window and its UTC days.
  */
 import { Either, Option } from "effect"
+import { REQUEST_ID_PATTERN } from "../accounts/ids.ts"
 import { ValidationFailed } from "../errors.ts"
 
 export const LOG_PAGE_DEFAULT = 50
@@ -23,7 +24,6 @@ export interface LogCursor {
 }
 
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
-const GENERATION_ID = /^gen_[0-9a-f]{24}$/
 
 const toBase64Url = (text: string) => btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 const fromBase64Url = (text: string): string | undefined => {
@@ -39,7 +39,7 @@ export const encodeCursor = (cursor: LogCursor): string => toBase64Url(`1|${curs
 
 export const decodeCursor = (text: string): Option.Option<LogCursor> => {
   const [version, at, id, ...rest] = (fromBase64Url(text) ?? "").split("|")
-  return version === "1" && at !== undefined && id !== undefined && rest.length === 0 && CURSOR_AT.test(at) && GENERATION_ID.test(id)
+  return version === "1" && at !== undefined && id !== undefined && rest.length === 0 && CURSOR_AT.test(at) && REQUEST_ID_PATTERN.test(id)
     ? Option.some({ at, id })
     : Option.none()
 }

@@ -15,6 +15,7 @@ import {
   type Scope,
   SCOPES
 } from "../../domain/accounts/appGrantRules.ts"
+import { CfId, GrantId } from "../../domain/accounts/ids.ts"
 import { generateAppGrantId, generateAppGrantToken, hashAppGrant } from "../../domain/accounts/appGrants.ts"
 import type { Role } from "../../domain/accounts/roles.ts"
 import { AppGrantFrozen, AppGrantRevoked, Conflict, InvalidAppGrant, NotFound, OrganizationRole, type OrgRoleRequired } from "../../domain/errors.ts"
@@ -24,9 +25,9 @@ import { CurrentIdentity } from "./CurrentIdentity.ts"
 import { requireActiveRole } from "./Policy.ts"
 
 const GrantRow = Schema.Struct({
-  id: Schema.String,
+  id: GrantId,
   accountId: Schema.String,
-  issuedByCfId: Schema.String,
+  issuedByCfId: CfId,
   appName: Schema.String,
   scopes: Schema.Array(Schema.Literal(...SCOPES)),
   tokenPrefix: Schema.String,

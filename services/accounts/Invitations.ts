@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { normalizeEmail } from "../../domain/accounts/ids.ts"
+import { InvitationId, normalizeEmail, OrgId } from "../../domain/accounts/ids.ts"
 import {
   INVITATION_TTL_MS,
   invitationMessage,
@@ -35,7 +35,7 @@ import { Mailer } from "./Mailer.ts"
 import { type ContextView, Organizations } from "./Organizations.ts"
 
 export interface InvitationView {
-  readonly id: string
+  readonly id: InvitationId
   readonly email: string
   readonly role: "admin" | "member"
   readonly state: InvitationState
@@ -52,7 +52,7 @@ export type InvitationPage =
 
 /** An invitation as ROW reads it; a row that does not decode is a defect at the boundary. */
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: InvitationId,
   accountId: Schema.String,
   email: Schema.String,
   role: Schema.Literal("admin", "member"),
@@ -61,7 +61,7 @@ const Row = Schema.Struct({
   createdAt: Schema.DateFromSelf,
   expiresAt: Schema.DateFromSelf,
   organization: Schema.String,
-  orgId: Schema.String,
+  orgId: OrgId,
   acceptedByCfId: Schema.NullOr(Schema.String)
 })
 type Row = typeof Row.Type
@@ -95,7 +95,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
     })
 
     /** The calling identity's membership, and the right to hand out (resend, revoke) `role`. */
-    const authorised = (orgId: string, role: "admin" | "member", what: string) => orgs.authorised(orgId, actionOverRole(role)!, what)
+    const authorised = (orgId: OrgId, role: "admin" | "member", what: string) => orgs.authorised(orgId, actionOverRole(role)!, what)
 
     // The link opens the console's invitation page, which reads GET /v1/invitations/{token} and accepts once signed in.
     const mail = (row: { email: string; role: "admin" | "member"; expiresAt: Date }, token: string, organization: string, inviter: string) =>
@@ -107,7 +107,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       )
 
     /** Invites `email` with `role`; an address whose invitation expired gets it replaced, with a new link. */
-    const invite = Effect.fn("Invitations.invite")(function* (orgId: string, rawEmail: string, role: "admin" | "member") {
+    const invite = Effect.fn("Invitations.invite")(function* (orgId: OrgId, rawEmail: string, role: "admin" | "member") {
         const cfId = yield* currentCfId
         const email = normalizeEmail(rawEmail)
         const m = yield* authorised(orgId, role, `Inviting ${role === "admin" ? "an admin" : "a member"}`)
@@ -153,7 +153,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     /** Every invitation of the organization, newest first (Owners and Admins). */
-    const list = Effect.fn("Invitations.list")(function* (orgId: string) {
+    const list = Effect.fn("Invitations.list")(function* (orgId: OrgId) {
         const m = yield* orgs.authorised(orgId, "manageMembers", "Seeing invitations")
         const rows = yield* decodedRows(Row, sql`${ROW(sql)} WHERE v.account_id = ${m.accountId}::bigint ORDER BY v.created_at DESC, v.id`)
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -161,7 +161,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     /** A new link and expiry for a pending or expired invitation; the old link stops working. */
-    const resend = Effect.fn("Invitations.resend")(function* (orgId: string, id: string) {
+    const resend = Effect.fn("Invitations.resend")(function* (orgId: OrgId, id: InvitationId) {
         const m = yield* orgs.membership(orgId)
         const token = invitationToken(randomBytes(32))
         const now = new Date(yield* Clock.currentTimeMillis)
@@ -181,7 +181,7 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
       })
 
     /** Revokes a pending invitation: its page stays readable, it can never be accepted; an accepted one is refused. */
-    const revoke = Effect.fn("Invitations.revoke")(function* (orgId: string, id: string) {
+    const revoke = Effect.fn("Invitations.revoke")(function* (orgId: OrgId, id: InvitationId) {
         const m = yield* orgs.membership(orgId)
         return yield* transaction(
           Effect.gen(function* () {

@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
+import type { OrgId } from "../../domain/accounts/ids.ts"
 import type { Action } from "../../domain/accounts/roles.ts"
 import { CurrentIdentity } from "./CurrentIdentity.ts"
 import { Ledger } from "./Ledger.ts"
@@ -27,7 +28,7 @@ export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("
     const ledger = yield* Ledger
 
     /** Between the calling identity's personal account and the organization's, in the direction `into` says. */
-    const move = (orgId: string, amountWei: bigint, action: Action, into: boolean) =>
+    const move = (orgId: OrgId, amountWei: bigint, action: Action, into: boolean) =>
       Effect.gen(function* () {
         const { cfId, personalAccountId } = yield* CurrentIdentity
         const m = yield* orgs.authorised(orgId, action, into ? "Moving credit into the organization" : "Moving the organization's credit out")
@@ -48,11 +49,11 @@ export class OrganizationCredits extends Effect.Service<OrganizationCredits>()("
 
     return {
       /** Any member moves credit from their personal account into the organization. */
-      contribute: Effect.fn("OrganizationCredits.contribute")(function* (orgId: string, amountWei: bigint) {
+      contribute: Effect.fn("OrganizationCredits.contribute")(function* (orgId: OrgId, amountWei: bigint) {
         return yield* move(orgId, amountWei, "contributeCredits", true)
       }),
       /** The Owner moves the organization's available credit to their personal account. */
-      withdraw: Effect.fn("OrganizationCredits.withdraw")(function* (orgId: string, amountWei: bigint) {
+      withdraw: Effect.fn("OrganizationCredits.withdraw")(function* (orgId: OrgId, amountWei: bigint) {
         return yield* move(orgId, amountWei, "withdrawOrganizationCredits", false)
       })
     } as const

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import { maskEmail, ORGANIZATION_ID_RANDOM_BYTES, organizationIdFrom } from "../../domain/accounts/ids.ts"
+import { CfId, maskEmail, ORGANIZATION_ID_RANDOM_BYTES, OrgId, organizationIdFrom } from "../../domain/accounts/ids.ts"
 import { type Action, actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
 import { Conflict, NotFound, OrganizationRole } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
@@ -17,17 +17,17 @@ import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
 import { requireAllowed } from "./Policy.ts"
 
 export interface OrganizationView {
-  readonly id: string
+  readonly id: OrgId
   readonly name: string
   /** The caller's role in it. */
   readonly role: Role
-  readonly ownerCfId: string
+  readonly ownerCfId: CfId
   readonly members: number
   readonly createdAt: string
 }
 
 export interface MemberView {
-  readonly cfId: string
+  readonly cfId: CfId
   readonly displayName: string
   /** Full for Owners and Admins, masked for Members (SPEC: masked, not refused); null when the member has none. */
   readonly email: string | null
@@ -37,14 +37,14 @@ export interface MemberView {
 
 export type ContextView =
   | { readonly type: "personal" }
-  | { readonly type: "organization"; readonly orgId: string; readonly name: string; readonly role: Role }
+  | { readonly type: "organization"; readonly orgId: OrgId; readonly name: string; readonly role: Role }
 
 /** The caller's membership of an organization, as the reads below select it. */
 const Membership = Schema.Struct({
   accountId: Schema.String,
-  id: Schema.String,
+  id: OrgId,
   name: Schema.String,
-  ownerCfId: Schema.String,
+  ownerCfId: CfId,
   role: OrganizationRole,
   createdAt: Schema.DateFromSelf
 })
@@ -53,7 +53,7 @@ type Membership = typeof Membership.Type
 const Count = Schema.Struct({ n: Schema.Int })
 
 const MemberRow = Schema.Struct({
-  cfId: Schema.String,
+  cfId: CfId,
   displayName: Schema.String,
   email: Schema.NullOr(Schema.String),
   role: OrganizationRole,
@@ -97,7 +97,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     })
 
     /** The calling identity's membership of `orgId`, refused unless its role there allows `action`. */
-    const authorised = Effect.fn("Organizations.authorised")(function* (orgId: string, action: Action, what: string) {
+    const authorised = Effect.fn("Organizations.authorised")(function* (orgId: OrgId, action: Action, what: string) {
       const m = yield* membership(yield* currentCfId, orgId)
       yield* requireAllowed(m.role, action, what)
       return m
@@ -117,12 +117,12 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           }
           const [account] = yield* decodedRows(Schema.Struct({ id: Schema.String }), sql`
             INSERT INTO accounts (owner_cf_id, kind) VALUES (${cfId}, 'organization') RETURNING id::text AS id`)
-          const id = organizationIdFrom(randomBytes(ORGANIZATION_ID_RANDOM_BYTES))
+          const id = OrgId.make(organizationIdFrom(randomBytes(ORGANIZATION_ID_RANDOM_BYTES)))
           const [created] = yield* decodedRows(Schema.Struct({ createdAt: Schema.DateFromSelf }), sql`
             INSERT INTO organizations (account_id, id, name, owner_cf_id) VALUES (${account!.id}::bigint, ${id}, ${name}, ${cfId})
             RETURNING created_at`)
           yield* sql`INSERT INTO organization_members (account_id, cf_id, role) VALUES (${account!.id}::bigint, ${cfId}, 'owner')`
-          return view({ accountId: account!.id, id, name, ownerCfId: cfId, role: "owner", createdAt: created!.createdAt }, 1)
+          return view({ accountId: account!.id, id, name, ownerCfId: CfId.make(cfId), role: "owner", createdAt: created!.createdAt }, 1)
         })
       )
     })
@@ -141,13 +141,13 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       )
     })
 
-    const read = Effect.fn("Organizations.read")(function* (orgId: string) {
+    const read = Effect.fn("Organizations.read")(function* (orgId: OrgId) {
       const m = yield* membership(yield* currentCfId, orgId)
       return view(m, yield* memberCount(m.accountId))
     })
 
     /** The members, owner first; Members see the others' e-mails masked. */
-    const members = Effect.fn("Organizations.members")(function* (orgId: string) {
+    const members = Effect.fn("Organizations.members")(function* (orgId: OrgId) {
         const cfId = yield* currentCfId
         const m = yield* membership(cfId, orgId)
         const rows = yield* decodedRows(MemberRow, sql`
@@ -197,7 +197,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       })
 
     /** Removal by another member: Admins remove Members, the Owner removes Admins; the Owner is never removed. */
-    const removeMember = Effect.fn("Organizations.removeMember")(function* (orgId: string, memberCfId: string) {
+    const removeMember = Effect.fn("Organizations.removeMember")(function* (orgId: OrgId, memberCfId: CfId) {
       const cfId = yield* currentCfId
       return yield* revokingKeys(
         Effect.gen(function* () {
@@ -215,7 +215,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     })
 
     /** Leaving takes effect at once; the owner cannot leave (it deletes the organization instead). */
-    const leave = Effect.fn("Organizations.leave")(function* (orgId: string) {
+    const leave = Effect.fn("Organizations.leave")(function* (orgId: OrgId) {
       const cfId = yield* currentCfId
       return yield* revokingKeys(
         Effect.gen(function* () {
@@ -230,7 +230,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     })
 
     /** The owner deletes it once every other member is gone and no credit is left in it; its keys are revoked. */
-    const remove = Effect.fn("Organizations.remove")(function* (orgId: string) {
+    const remove = Effect.fn("Organizations.remove")(function* (orgId: OrgId) {
       const cfId = yield* currentCfId
       return yield* revokingKeys(
         Effect.gen(function* () {
@@ -254,7 +254,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     })
 
     /** Switches the calling identity's active context: an organization it belongs to, or null for the personal account. */
-    const setContext = Effect.fn("Organizations.setContext")(function* (orgId: string | null) {
+    const setContext = Effect.fn("Organizations.setContext")(function* (orgId: OrgId | null) {
       const cfId = yield* currentCfId
       return yield* (orgId === null
         ? Effect.as(orDieUnlessUnavailable(sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${cfId}`), { type: "personal" as const })
@@ -270,7 +270,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
     /** An identity's active context as it stands (a context whose membership ended reads as personal); sign-in reads it. */
     const context = (cfId: string): Effect.Effect<ContextView> =>
       Effect.map(
-        decodedRows(Schema.Struct({ id: Schema.String, name: Schema.String, role: OrganizationRole }), sql`
+        decodedRows(Schema.Struct({ id: OrgId, name: Schema.String, role: OrganizationRole }), sql`
           SELECT o.id, o.name, m.role
           FROM identities i
           JOIN organizations o ON o.account_id = i.active_account_id AND o.deleted_at IS NULL
@@ -294,7 +294,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
       context,
       authorised,
       /** The calling identity's membership of `orgId` (404 when none: never another's organization). */
-      membership: Effect.fn("Organizations.membership")(function* (orgId: string) {
+      membership: Effect.fn("Organizations.membership")(function* (orgId: OrgId) {
         return yield* membership(yield* currentCfId, orgId)
       }),
       /** `cfId`'s membership of `orgId` (404 when none): for a reader that is not the caller, such as an invitation's page. */

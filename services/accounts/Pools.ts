@@ -19,16 +19,17 @@ import { Conflict, NotFound } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "../platform/Database.ts"
 import { decodedRows } from "../platform/RepositoryBoundary.ts"
 import { currentCfId } from "./CurrentIdentity.ts"
+import { CfId, type OrgId, PoolId } from "../../domain/accounts/ids.ts"
 import { Organizations } from "./Organizations.ts"
 
 export interface PoolMemberView {
-  readonly cfId: string
+  readonly cfId: CfId
   readonly displayName: string
   readonly addedAt: string
 }
 
 export interface PoolView {
-  readonly id: string
+  readonly id: PoolId
   readonly name: string
   readonly caps: PoolCaps
   /** Charges in the current UTC day, week (from Monday) and month, plus live holds: what the caps are checked against. */
@@ -48,7 +49,7 @@ export interface PoolChange extends PoolCapsChange {
 const WeiText = Schema.String.pipe(Schema.pattern(/^-?\d+$/))
 
 const PoolRow = Schema.Struct({
-  id: Schema.String,
+  id: PoolId,
   name: Schema.String,
   dailyLimitWei: Schema.NullOr(WeiText),
   weeklyLimitWei: Schema.NullOr(WeiText),
@@ -60,8 +61,8 @@ const PoolRow = Schema.Struct({
 })
 
 const MemberRow = Schema.Struct({
-  poolId: Schema.String,
-  cfId: Schema.String,
+  poolId: PoolId,
+  cfId: CfId,
   displayName: Schema.String,
   addedAt: Schema.DateFromSelf
 })
@@ -139,7 +140,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
         (taken) => (taken.length === 0 ? Effect.void : Effect.fail(new Conflict({ message: `A spending pool named "${name}" exists already.` })))
       )
 
-    const create = Effect.fn("Pools.create")(function* (orgId: string, pool: NewPool) {
+    const create = Effect.fn("Pools.create")(function* (orgId: OrgId, pool: NewPool) {
       const cfId = yield* currentCfId
       return yield* transaction(
         Effect.gen(function* () {
@@ -163,12 +164,12 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     })
 
     // Every role may see pools (SPEC "Organization rules"): membership is the whole check.
-    const list = Effect.fn("Pools.list")(function* (orgId: string) {
+    const list = Effect.fn("Pools.list")(function* (orgId: OrgId) {
       const m = yield* orgs.membership(orgId)
       return yield* ofAccount(m.accountId)
     })
 
-    const read = Effect.fn("Pools.read")(function* (orgId: string, poolId: string) {
+    const read = Effect.fn("Pools.read")(function* (orgId: OrgId, poolId: PoolId) {
       const m = yield* orgs.membership(orgId)
       return yield* orDieUnlessUnavailable(one(m.accountId, poolId))
     })
@@ -177,7 +178,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     const ofAccount = (accountId: string) => orDieUnlessUnavailable(views(accountId))
 
     /** Renames it or changes its caps; the caps bind from the next reservation. */
-    const update = Effect.fn("Pools.update")(function* (orgId: string, poolId: string, change: PoolChange) {
+    const update = Effect.fn("Pools.update")(function* (orgId: OrgId, poolId: PoolId, change: PoolChange) {
       return yield* transaction(
         Effect.gen(function* () {
           const m = yield* orgs.authorised(orgId, "managePools", "Editing spending pools")
@@ -195,7 +196,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     })
 
     /** Its members leave it (their requests then count against no pool); its history stays with its charges. */
-    const remove = Effect.fn("Pools.remove")(function* (orgId: string, poolId: string) {
+    const remove = Effect.fn("Pools.remove")(function* (orgId: OrgId, poolId: PoolId) {
       return yield* transaction(
         Effect.gen(function* () {
           const m = yield* orgs.authorised(orgId, "managePools", "Deleting spending pools")
@@ -209,7 +210,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
     })
 
     /** Puts a member of the organization in the pool; one already in another pool is refused (leave that one first). */
-    const addMember = Effect.fn("Pools.addMember")(function* (orgId: string, poolId: string, memberCfId: string) {
+    const addMember = Effect.fn("Pools.addMember")(function* (orgId: OrgId, poolId: PoolId, memberCfId: CfId) {
       return yield* transaction(
         Effect.gen(function* () {
           const m = yield* orgs.authorised(orgId, "managePools", "Managing who is in a spending pool")
@@ -234,7 +235,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
       )
     })
 
-    const removeMember = Effect.fn("Pools.removeMember")(function* (orgId: string, poolId: string, memberCfId: string) {
+    const removeMember = Effect.fn("Pools.removeMember")(function* (orgId: OrgId, poolId: PoolId, memberCfId: CfId) {
       return yield* transaction(
         Effect.gen(function* () {
           const m = yield* orgs.authorised(orgId, "managePools", "Managing who is in a spending pool")

@@ -5,7 +5,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { APP_GRANT_ID_PATTERN, SCOPES } from "../../domain/accounts/appGrantRules.ts"
+import { SCOPES } from "../../domain/accounts/appGrantRules.ts"
+import { CfId, GrantId } from "../../domain/accounts/ids.ts"
 import { GrantContextView, ToolOutput, UpperRole } from "../../domain/accounts/accountToolsWire.ts"
 import {
   AppGrantFrozen,
@@ -28,12 +29,12 @@ const Scope = Schema.Literal(...SCOPES).annotations({
 })
 
 export const AppGrantView = Schema.Struct({
-  id: Schema.String,
+  id: GrantId,
   appName: Schema.String,
   scopes: Schema.Array(Scope).annotations({ description: "account:read is always held; account:act implies it" }),
   prefix: Schema.String.annotations({ description: "The token's first characters, to recognize it in the list" }),
   status: Schema.Literal("active", "frozen", "revoked"),
-  issuedByCfId: Schema.String.annotations({ description: "The member who connected the app: the grant acts with their role" }),
+  issuedByCfId: CfId.annotations({ description: "The member who connected the app: the grant acts with their role" }),
   createdAt: Timestamp,
   frozenAt: Schema.NullOr(Timestamp),
   revokedAt: Schema.NullOr(Timestamp),
@@ -57,11 +58,6 @@ export const NewAppGrant = reportAllIssues(
     })
   })
 )
-
-const GrantId = Schema.String.pipe(Schema.pattern(APP_GRANT_ID_PATTERN)).annotations({
-  description: "The grant's id (`app_` and 16 hex digits)",
-  jsonSchema: { type: "string", pattern: APP_GRANT_ID_PATTERN.source }
-})
 
 const action = <const Name extends string>(name: Name, verb: string, summary: string) =>
   HttpApiEndpoint.post(name, `/v1/apps/grants/:id/${verb}`)

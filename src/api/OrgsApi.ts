@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { INVITATION_TOKEN_PATTERN } from "../../domain/accounts/formats.ts"
-import { ORGANIZATION_ID_PATTERN } from "../../domain/accounts/ids.ts"
+import { CfId, InvitationId, OrgId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import {
   Conflict,
@@ -26,23 +26,17 @@ import { Email, reportAllIssues } from "./shared.ts"
 
 export const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
-export const OrgId = Schema.String.pipe(Schema.pattern(ORGANIZATION_ID_PATTERN)).annotations({
-  description: "An organization's id: org_ and 12 base32 characters",
-  jsonSchema: { type: "string", pattern: ORGANIZATION_ID_PATTERN.source }
-})
-export const CfId = Schema.String.pipe(Schema.pattern(/^cf_[a-z2-7]{12}$/)).annotations({ description: "A CF ID" })
-
 export const OrganizationView = Schema.Struct({
   id: OrgId,
   name: Schema.String,
   role: OrganizationRole.annotations({ description: "Your role in it" }),
-  ownerCfId: Schema.String,
+  ownerCfId: CfId,
   members: Schema.Number.annotations({ description: "How many members it has, the owner included" }),
   createdAt: Timestamp
 }).annotations({ identifier: "Organization" })
 
 export const MemberView = Schema.Struct({
-  cfId: Schema.String,
+  cfId: CfId,
   displayName: Schema.String,
   email: Schema.NullOr(Schema.String).annotations({ description: "Masked (al***@example.com) when you are a Member; null when none" }),
   role: OrganizationRole,
@@ -71,7 +65,7 @@ const InvitationState = Schema.Literal("pending", "expired", "accepted", "revoke
 const InvitedRole = Schema.Literal("admin", "member").annotations({ description: "The Owner role is never handed out" })
 
 export const InvitationView = Schema.Struct({
-  id: Schema.String,
+  id: InvitationId,
   email: Schema.String,
   role: InvitedRole,
   state: InvitationState,
@@ -104,7 +98,7 @@ const Token = Schema.String.pipe(Schema.pattern(INVITATION_TOKEN_PATTERN)).annot
 const Accept = reportAllIssues(Schema.Struct({ token: Token }))
 
 export const orgParam = HttpApiSchema.param("id", OrgId)
-const invitationParam = HttpApiSchema.param("invitationId", Schema.String.pipe(Schema.pattern(/^inv_[0-9a-f]{16}$/)))
+const invitationParam = HttpApiSchema.param("invitationId", InvitationId)
 const tokenParam = HttpApiSchema.param("token", Token)
 export const memberParam = HttpApiSchema.param("cfId", CfId)
 
@@ -147,7 +141,7 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
   )
   .add(
     HttpApiEndpoint.del("removeMember")`/v1/orgs/${orgParam}/members/${memberParam}`
-      .addSuccess(Schema.Struct({ removed: Schema.String }))
+      .addSuccess(Schema.Struct({ removed: CfId }))
       .addError(errorWire(NotFound))
       .addError(errorWire(OrgRoleRequired))
       .addError(errorWire(Conflict))

@@ -5,7 +5,8 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { MAX_POOL_NAME_LENGTH, POOL_ID_PATTERN } from "../../domain/accounts/formats.ts"
+import { MAX_POOL_NAME_LENGTH } from "../../domain/accounts/formats.ts"
+import { CfId, PoolId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { Conflict, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
@@ -13,10 +14,6 @@ import { memberParam, orgParam, Timestamp } from "./OrgsApi.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues } from "./shared.ts"
 
-const PoolId = Schema.String.pipe(Schema.pattern(POOL_ID_PATTERN)).annotations({
-  description: "A spending pool's id: pool_ and 16 hex characters",
-  jsonSchema: { type: "string", pattern: POOL_ID_PATTERN.source }
-})
 const poolParam = HttpApiSchema.param("poolId", PoolId)
 
 const Caps = Schema.Struct({
@@ -32,7 +29,7 @@ export const PoolView = Schema.Struct({
   used: Schema.Struct({ dailyWei: WeiDigits, weeklyWei: WeiDigits, monthlyWei: WeiDigits }).annotations({
     description: "What the pool's members charged in each window, plus their live holds: what a reservation is checked against"
   }),
-  members: Schema.Array(Schema.Struct({ cfId: Schema.String, displayName: Schema.String, addedAt: Timestamp })),
+  members: Schema.Array(Schema.Struct({ cfId: CfId, displayName: Schema.String, addedAt: Timestamp })),
   createdAt: Timestamp
 }).annotations({ identifier: "SpendingPool" })
 
