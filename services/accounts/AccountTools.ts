@@ -280,22 +280,21 @@ export class AccountTools extends Effect.Service<AccountTools>()("AccountTools",
       }
     }
 
-    const call = (
+    const call = Effect.fn("AccountTools.call")(function* (
       caller: AuthenticatedGrant,
       name: string,
       input: unknown
-    ): Effect.Effect<{ tool: string; result: ToolOutput }, NotFound | Forbidden | OrgRoleRequired | ValidationFailed> =>
-      Effect.gen(function* () {
-        const found = byName.get(name)
-        if (found === undefined) {
-          return yield* new NotFound({ message: `No account tool named ${JSON.stringify(name)}; GET /v1/account-tools lists them.` })
-        }
-        const refused = refusalOf(found, caller.grant.scopes, roleOf(caller))
-        if (refused !== undefined) return yield* Effect.fail(refused)
-        const decoded = decodeBody(found.input)(input ?? {})
-        if (decoded._tag === "Left") return yield* Effect.fail(underInput(decoded.left))
-        return { tool: found.name, result: yield* found.run(caller, decoded.right) }
-      })
+    ): Effect.fn.Return<{ tool: string; result: ToolOutput }, NotFound | Forbidden | OrgRoleRequired | ValidationFailed> {
+      const found = byName.get(name)
+      if (found === undefined) {
+        return yield* new NotFound({ message: `No account tool named ${JSON.stringify(name)}; GET /v1/account-tools lists them.` })
+      }
+      const refused = refusalOf(found, caller.grant.scopes, roleOf(caller))
+      if (refused !== undefined) return yield* Effect.fail(refused)
+      const decoded = decodeBody(found.input)(input ?? {})
+      if (decoded._tag === "Left") return yield* Effect.fail(underInput(decoded.left))
+      return { tool: found.name, result: yield* found.run(caller, decoded.right) }
+    })
 
     return { catalog, call } as const
   })

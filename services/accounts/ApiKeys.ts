@@ -118,23 +118,22 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     )
 
     /** SPEC "Authentication" 4: active proceeds; frozen 403; revoked 401; anything else 401 invalid_api_key. */
-    const authenticate = (raw: string): Effect.Effect<ApiKeyRecord, InvalidApiKey | ApiKeyFrozen | ApiKeyRevoked> =>
-      Effect.gen(function* () {
-        if (!isWellFormedApiKey(raw)) {
-          return yield* Effect.fail(new InvalidApiKey({ message: "Send an API key as `Authorization: Bearer ct_live_...`." }))
-        }
-        const hash = hashApiKey(raw)
-        let key = cache.get(hash)
-        if (key === undefined) {
-          const found = yield* orDieAtRepository(byHash(hash))
-          if (Option.isNone(found)) return yield* Effect.fail(new InvalidApiKey({ message: "This API key matches no issued key." }))
-          key = found.value
-          cache.set(hash, key)
-        }
-        if (key.status === "revoked") return yield* Effect.fail(new ApiKeyRevoked({ message: `API key ${key.keyPrefix}... was revoked.` }))
-        if (key.status === "frozen") return yield* Effect.fail(new ApiKeyFrozen({ message: `API key ${key.keyPrefix}... is frozen.` }))
-        return key
-      })
+    const authenticate = Effect.fn("ApiKeys.authenticate")(function* (raw: string): Effect.fn.Return<ApiKeyRecord, InvalidApiKey | ApiKeyFrozen | ApiKeyRevoked> {
+      if (!isWellFormedApiKey(raw)) {
+        return yield* Effect.fail(new InvalidApiKey({ message: "Send an API key as `Authorization: Bearer ct_live_...`." }))
+      }
+      const hash = hashApiKey(raw)
+      let key = cache.get(hash)
+      if (key === undefined) {
+        const found = yield* orDieAtRepository(byHash(hash))
+        if (Option.isNone(found)) return yield* Effect.fail(new InvalidApiKey({ message: "This API key matches no issued key." }))
+        key = found.value
+        cache.set(hash, key)
+      }
+      if (key.status === "revoked") return yield* Effect.fail(new ApiKeyRevoked({ message: `API key ${key.keyPrefix}... was revoked.` }))
+      if (key.status === "frozen") return yield* Effect.fail(new ApiKeyFrozen({ message: `API key ${key.keyPrefix}... is frozen.` }))
+      return key
+    })
 
     /** The stored form of `allowedModels`, or a 422 naming every entry that names no catalog model. */
     const allowedModels = (entries: ReadonlyArray<string>) =>
@@ -198,47 +197,45 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         )
 
     /** Issuance is free and never checks the balance; every field is optional. The raw key is returned only here. */
-    const issue = (accountId: string, issuedByCfId: string | null, fields: KeyFields) =>
-      Effect.gen(function* () {
-        const holderCfId = yield* holder(accountId, issuedByCfId, fields.holderCfId)
-        const models = yield* allowedModels(fields.allowedModels ?? [])
-        const key = generateApiKey()
-        const row = yield* orDieAtRepository(
-          SqlSchema.single({
-            Request: Schema.Void,
-            Result: KeyRow,
-            execute: () => sql`
-              INSERT INTO api_keys ${sql.insert({
-                id: generateApiKeyId(),
-                accountId,
-                issuedByCfId,
-                holderCfId,
-                keyHash: key.hash,
-                keyPrefix: key.prefix,
-                label: fields.label ?? null,
-                dailyLimitWei: fields.dailyLimitWei?.toString() ?? null,
-                monthlyLimitWei: fields.monthlyLimitWei?.toString() ?? null,
-                // jsonb: a text parameter, typed by the column.
-                allowedModels: JSON.stringify(models)
-              })}
-              RETURNING ${sql.literal(COLUMNS)}`
-          })(undefined)
-        )
-        return { key: row, raw: key.raw }
-      })
+    const issue = Effect.fn("ApiKeys.issue")(function* (accountId: string, issuedByCfId: string | null, fields: KeyFields) {
+      const holderCfId = yield* holder(accountId, issuedByCfId, fields.holderCfId)
+      const models = yield* allowedModels(fields.allowedModels ?? [])
+      const key = generateApiKey()
+      const row = yield* orDieAtRepository(
+        SqlSchema.single({
+          Request: Schema.Void,
+          Result: KeyRow,
+          execute: () => sql`
+            INSERT INTO api_keys ${sql.insert({
+              id: generateApiKeyId(),
+              accountId,
+              issuedByCfId,
+              holderCfId,
+              keyHash: key.hash,
+              keyPrefix: key.prefix,
+              label: fields.label ?? null,
+              dailyLimitWei: fields.dailyLimitWei?.toString() ?? null,
+              monthlyLimitWei: fields.monthlyLimitWei?.toString() ?? null,
+              // jsonb: a text parameter, typed by the column.
+              allowedModels: JSON.stringify(models)
+            })}
+            RETURNING ${sql.literal(COLUMNS)}`
+        })(undefined)
+      )
+      return { key: row, raw: key.raw }
+    })
 
-    const update = (accountId: string, id: string, fields: KeyFields) =>
-      Effect.gen(function* () {
-        const key = yield* find(accountId, id)
-        if (canChange(key.status)._tag === "Revoked") return yield* Effect.fail(revokedConflict(id))
-        const models = fields.allowedModels === undefined ? undefined : yield* allowedModels(fields.allowedModels)
-        const set: Record<string, unknown> = {}
-        if (fields.label !== undefined) set["label"] = fields.label
-        if (fields.dailyLimitWei !== undefined) set["dailyLimitWei"] = fields.dailyLimitWei?.toString() ?? null
-        if (fields.monthlyLimitWei !== undefined) set["monthlyLimitWei"] = fields.monthlyLimitWei?.toString() ?? null
-        if (models !== undefined) set["allowedModels"] = JSON.stringify(models)
-        return Object.keys(set).length === 0 ? key : yield* updateRow(id, set)
-      })
+    const update = Effect.fn("ApiKeys.update")(function* (accountId: string, id: string, fields: KeyFields) {
+      const key = yield* find(accountId, id)
+      if (canChange(key.status)._tag === "Revoked") return yield* Effect.fail(revokedConflict(id))
+      const models = fields.allowedModels === undefined ? undefined : yield* allowedModels(fields.allowedModels)
+      const set: Record<string, unknown> = {}
+      if (fields.label !== undefined) set["label"] = fields.label
+      if (fields.dailyLimitWei !== undefined) set["dailyLimitWei"] = fields.dailyLimitWei?.toString() ?? null
+      if (fields.monthlyLimitWei !== undefined) set["monthlyLimitWei"] = fields.monthlyLimitWei?.toString() ?? null
+      if (models !== undefined) set["allowedModels"] = JSON.stringify(models)
+      return Object.keys(set).length === 0 ? key : yield* updateRow(id, set)
+    })
 
     const freeze = (accountId: string, id: string, by: FrozenBy) =>
       Effect.gen(function* () {
@@ -249,51 +246,54 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         return yield* updateRow(id, { status: "frozen", frozenBy: by, frozenAt: new Date(yield* Clock.currentTimeMillis) })
       })
 
-    const reactivate = (accountId: string, id: string) =>
-      Effect.gen(function* () {
-        const key = yield* find(accountId, id)
-        const verdict = canReactivate(key.status as ApiKeyStatus, key.frozenBy)
-        switch (verdict._tag) {
-          case "Revoked":
-            return yield* Effect.fail(revokedConflict(id))
-          case "FrozenByAdmin":
-            return yield* Effect.fail(new Forbidden({ message: `API key ${id} was frozen by an administrator: contact support to lift it.` }))
-          case "NotFrozen":
-            return key
-          case "Allowed":
-            return yield* updateRow(id, { status: "active", frozenBy: null, frozenAt: null })
-        }
-      })
+    const reactivate = Effect.fn("ApiKeys.reactivate")(function* (accountId: string, id: string) {
+      const key = yield* find(accountId, id)
+      const verdict = canReactivate(key.status as ApiKeyStatus, key.frozenBy)
+      switch (verdict._tag) {
+        case "Revoked":
+          return yield* Effect.fail(revokedConflict(id))
+        case "FrozenByAdmin":
+          return yield* Effect.fail(new Forbidden({ message: `API key ${id} was frozen by an administrator: contact support to lift it.` }))
+        case "NotFrozen":
+          return key
+        case "Allowed":
+          return yield* updateRow(id, { status: "active", frozenBy: null, frozenAt: null })
+      }
+    })
 
     /** Permanent; the key stays listed as a record. Revoking a revoked key changes nothing. */
-    const revoke = (accountId: string, id: string) =>
-      Effect.gen(function* () {
-        const key = yield* find(accountId, id)
-        if (key.status === "revoked") return key
-        return yield* updateRow(id, { status: "revoked", frozenBy: null, revokedAt: new Date(yield* Clock.currentTimeMillis) })
-      })
+    const revoke = Effect.fn("ApiKeys.revoke")(function* (accountId: string, id: string) {
+      const key = yield* find(accountId, id)
+      if (key.status === "revoked") return key
+      return yield* updateRow(id, { status: "revoked", frozenBy: null, revokedAt: new Date(yield* Clock.currentTimeMillis) })
+    })
 
     /** Support's freeze, by key id alone (the operator API). */
-    const freezeByAdmin = (id: string) =>
-      Effect.gen(function* () {
-        const accountId = yield* orDieAtRepository(
-          SqlSchema.findOne({
-            Request: Schema.String,
-            Result: Schema.Struct({ accountId: Schema.String }),
-            execute: (keyId) => sql`SELECT account_id::text AS account_id FROM api_keys WHERE id = ${keyId}`
-          })(id)
-        )
-        if (Option.isNone(accountId)) return yield* Effect.fail(new NotFound({ message: `no API key ${id}` }))
-        return yield* freeze(accountId.value.accountId, id, "admin")
-      })
+    const freezeByAdmin = Effect.fn("ApiKeys.freezeByAdmin")(function* (id: string) {
+      const accountId = yield* orDieAtRepository(
+        SqlSchema.findOne({
+          Request: Schema.String,
+          Result: Schema.Struct({ accountId: Schema.String }),
+          execute: (keyId) => sql`SELECT account_id::text AS account_id FROM api_keys WHERE id = ${keyId}`
+        })(id)
+      )
+      if (Option.isNone(accountId)) return yield* Effect.fail(new NotFound({ message: `no API key ${id}` }))
+      return yield* freeze(accountId.value.accountId, id, "admin")
+    })
 
     return {
       authenticate,
       issue,
-      list: (accountId: string) => orDieAtRepository(ofAccount(accountId)),
-      get: find,
+      list: Effect.fn("ApiKeys.list")(function* (accountId: string) {
+        return yield* orDieAtRepository(ofAccount(accountId))
+      }),
+      get: Effect.fn("ApiKeys.get")(function* (accountId: string, id: string) {
+        return yield* find(accountId, id)
+      }),
       update,
-      freeze: (accountId: string, id: string) => freeze(accountId, id, "owner"),
+      freeze: Effect.fn("ApiKeys.freeze")(function* (accountId: string, id: string) {
+        return yield* freeze(accountId, id, "owner")
+      }),
       freezeByAdmin,
       reactivate,
       revoke

@@ -64,10 +64,11 @@ export class Credentials extends Effect.Service<Credentials>()("Credentials", {
     const keys = yield* ApiKeys
     const grants = yield* AppGrants
     /** By prefix; anything that is not a grant token is judged as a key (so a stray token is `invalid_api_key`). */
-    const authenticate = (raw: string): Effect.Effect<Credential, CredentialFailure> =>
-      raw.startsWith(APP_GRANT_PREFIX)
+    const authenticate = Effect.fn("Credentials.authenticate")(function* (raw: string): Effect.fn.Return<Credential, CredentialFailure> {
+      return yield* raw.startsWith(APP_GRANT_PREFIX)
         ? Effect.map(grants.authenticate(raw), credentialOfGrant)
         : Effect.map(keys.authenticate(raw), credentialOfKey)
+    })
     return { authenticate } as const
   })
 }) {}

@@ -65,81 +65,79 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
       })
 
     /** Draws a code, stores its HMAC and mails it. A code that could not be mailed is withdrawn (and not counted). */
-    const issue = (request: CodeRequest): Effect.Effect<{ readonly expiresAt: Date }, RateLimited | ServiceUnavailable> =>
-      Effect.gen(function* () {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        yield* enforce(CODES_PER_ADDRESS, "email", request.email, `At most ${CODES_PER_ADDRESS.limit} codes per hour are sent to one address`, now)
-        if (request.clientIp !== undefined) {
-          yield* enforce(CODES_PER_IP, "ip", request.clientIp, `At most ${CODES_PER_IP.limit} codes per hour can be requested from one address`, now)
-        }
-        const code = codeFrom(randomInt(0, 1_000_000))
-        const stored = yield* SqlSchema.single({
-          Request: Schema.Void,
-          Result: Schema.Struct({ id: Schema.String, expiresAt: Schema.DateFromSelf }),
-          execute: () => sql`
-            INSERT INTO email_codes (email, purpose, cf_id, code_hash, requested_ip, created_at, expires_at)
-            VALUES (${request.email}, ${request.purpose}, ${request.cfId ?? null},
-                    ${hashCode(pepper, { email: request.email, purpose: request.purpose, code })}, ${request.clientIp ?? null},
-                    ${now}, ${new Date(now.getTime() + CODE_LIFETIME_MS)})
-            RETURNING id::text AS id, expires_at`
-        })(undefined).pipe(orDieAtRepository)
-        yield* mailer.sendCode(request.email, code, request.purpose).pipe(
-          Effect.tapError(() => sql`DELETE FROM email_codes WHERE id = ${stored.id}`.pipe(orDieAtRepository))
-        )
-        return { expiresAt: stored.expiresAt }
-      })
+    const issue = Effect.fn("EmailCodes.issue")(function* (request: CodeRequest): Effect.fn.Return<{ readonly expiresAt: Date }, RateLimited | ServiceUnavailable> {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* enforce(CODES_PER_ADDRESS, "email", request.email, `At most ${CODES_PER_ADDRESS.limit} codes per hour are sent to one address`, now)
+      if (request.clientIp !== undefined) {
+        yield* enforce(CODES_PER_IP, "ip", request.clientIp, `At most ${CODES_PER_IP.limit} codes per hour can be requested from one address`, now)
+      }
+      const code = codeFrom(randomInt(0, 1_000_000))
+      const stored = yield* SqlSchema.single({
+        Request: Schema.Void,
+        Result: Schema.Struct({ id: Schema.String, expiresAt: Schema.DateFromSelf }),
+        execute: () => sql`
+          INSERT INTO email_codes (email, purpose, cf_id, code_hash, requested_ip, created_at, expires_at)
+          VALUES (${request.email}, ${request.purpose}, ${request.cfId ?? null},
+                  ${hashCode(pepper, { email: request.email, purpose: request.purpose, code })}, ${request.clientIp ?? null},
+                  ${now}, ${new Date(now.getTime() + CODE_LIFETIME_MS)})
+          RETURNING id::text AS id, expires_at`
+      })(undefined).pipe(orDieAtRepository)
+      yield* mailer.sendCode(request.email, code, request.purpose).pipe(
+        Effect.tapError(() => sql`DELETE FROM email_codes WHERE id = ${stored.id}`.pipe(orDieAtRepository))
+      )
+      return { expiresAt: stored.expiresAt }
+    })
 
     /**
      * Checks `code` against the address's latest code, counting the attempt whatever its outcome. On success,
      * answers the statement that consumes the code: run it in the transaction that acts on the proof, so a
      * refused action leaves the code usable and two verifications of one code cannot both act.
      */
-    const check = (
+    const check = Effect.fn("EmailCodes.check")(function* (
       request: Omit<CodeRequest, "clientIp">,
       code: string
-    ): Effect.Effect<Effect.Effect<void, Unauthorized>, Unauthorized> =>
-      Effect.gen(function* () {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const latest = yield* SqlSchema.findOne({
-          Request: Schema.Void,
-          Result: CodeRow,
-          execute: () => sql`
-            SELECT id::text AS id, code_hash, attempts, (consumed_at IS NULL AND expires_at > ${now}) AS live
-            FROM email_codes
-            WHERE email = ${request.email} AND purpose = ${request.purpose}
-              ${request.cfId === undefined ? sql`` : sql`AND cf_id = ${request.cfId}`}
-            ORDER BY created_at DESC, id DESC LIMIT 1`
-        })(undefined).pipe(orDieAtRepository)
-        if (Option.isNone(latest) || !latest.value.live) {
-          return yield* wrongCode(0, "No valid code for this address: it expired or was used. Request a new one.")
-        }
-        // The attempt is counted on its own (not in a transaction a failure would roll back).
-        const counted = yield* SqlSchema.findOne({
-          Request: Schema.String,
-          Result: Schema.Struct({ attempts: Schema.Int }),
-          execute: (id) => sql`
-            UPDATE email_codes SET attempts = attempts + 1
-            WHERE id = ${id} AND attempts < ${MAX_CODE_ATTEMPTS} AND consumed_at IS NULL RETURNING attempts`
-        })(latest.value.id).pipe(orDieAtRepository)
-        if (Option.isNone(counted)) {
-          return yield* wrongCode(0, `This code was tried ${MAX_CODE_ATTEMPTS} times. Request a new one.`)
-        }
-        const expected = hashCode(pepper, { email: request.email, purpose: request.purpose, code })
-        if (!sameDigest(expected, latest.value.codeHash)) {
-          const remaining = MAX_CODE_ATTEMPTS - counted.value.attempts
-          return yield* wrongCode(
-            remaining,
-            remaining > 0 ? `Wrong code; ${remaining} attempt${remaining === 1 ? "" : "s"} left.` : "Wrong code, and no attempts left. Request a new one."
-          )
-        }
-        const id = latest.value.id
-        return sql`UPDATE email_codes SET consumed_at = ${now} WHERE id = ${id} AND consumed_at IS NULL RETURNING id`.pipe(
-          orDieAtRepository,
-          Effect.flatMap((rows) =>
-            rows.length === 1 ? Effect.void : Effect.fail(wrongCode(0, "This code was used meanwhile. Request a new one."))
-          )
+    ): Effect.fn.Return<Effect.Effect<void, Unauthorized>, Unauthorized> {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const latest = yield* SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: CodeRow,
+        execute: () => sql`
+          SELECT id::text AS id, code_hash, attempts, (consumed_at IS NULL AND expires_at > ${now}) AS live
+          FROM email_codes
+          WHERE email = ${request.email} AND purpose = ${request.purpose}
+            ${request.cfId === undefined ? sql`` : sql`AND cf_id = ${request.cfId}`}
+          ORDER BY created_at DESC, id DESC LIMIT 1`
+      })(undefined).pipe(orDieAtRepository)
+      if (Option.isNone(latest) || !latest.value.live) {
+        return yield* wrongCode(0, "No valid code for this address: it expired or was used. Request a new one.")
+      }
+      // The attempt is counted on its own (not in a transaction a failure would roll back).
+      const counted = yield* SqlSchema.findOne({
+        Request: Schema.String,
+        Result: Schema.Struct({ attempts: Schema.Int }),
+        execute: (id) => sql`
+          UPDATE email_codes SET attempts = attempts + 1
+          WHERE id = ${id} AND attempts < ${MAX_CODE_ATTEMPTS} AND consumed_at IS NULL RETURNING attempts`
+      })(latest.value.id).pipe(orDieAtRepository)
+      if (Option.isNone(counted)) {
+        return yield* wrongCode(0, `This code was tried ${MAX_CODE_ATTEMPTS} times. Request a new one.`)
+      }
+      const expected = hashCode(pepper, { email: request.email, purpose: request.purpose, code })
+      if (!sameDigest(expected, latest.value.codeHash)) {
+        const remaining = MAX_CODE_ATTEMPTS - counted.value.attempts
+        return yield* wrongCode(
+          remaining,
+          remaining > 0 ? `Wrong code; ${remaining} attempt${remaining === 1 ? "" : "s"} left.` : "Wrong code, and no attempts left. Request a new one."
         )
-      })
+      }
+      const id = latest.value.id
+      return sql`UPDATE email_codes SET consumed_at = ${now} WHERE id = ${id} AND consumed_at IS NULL RETURNING id`.pipe(
+        orDieAtRepository,
+        Effect.flatMap((rows) =>
+          rows.length === 1 ? Effect.void : Effect.fail(wrongCode(0, "This code was used meanwhile. Request a new one."))
+        )
+      )
+    })
 
     return { issue, check } as const
   })

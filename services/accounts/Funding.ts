@@ -62,25 +62,23 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
     })
 
     /** Records (once) and returns the account's deposit reference. */
-    const accountRef = (accountId: string) =>
-      Effect.gen(function* () {
-        const ref = accountRefOf(accountId)
-        yield* db(sql`INSERT INTO funding_account_refs (account_ref, account_id) VALUES (${ref}, ${accountId}) ON CONFLICT DO NOTHING`)
-        return ref
-      })
+    const accountRef = Effect.fn("Funding.accountRef")(function* (accountId: string) {
+      const ref = accountRefOf(accountId)
+      yield* db(sql`INSERT INTO funding_account_refs (account_ref, account_id) VALUES (${ref}, ${accountId}) ON CONFLICT DO NOTHING`)
+      return ref
+    })
 
-    const info = (accountId: string) =>
-      Effect.gen(function* () {
-        const funding = yield* configured
-        return {
-          chainId: funding.chainId,
-          token: funding.token,
-          treasury: funding.treasury,
-          accountRef: yield* accountRef(accountId),
-          decimals: funding.decimals,
-          confirmations: endpoint.confirmations
-        }
-      })
+    const info = Effect.fn("Funding.info")(function* (accountId: string) {
+      const funding = yield* configured
+      return {
+        chainId: funding.chainId,
+        token: funding.token,
+        treasury: funding.treasury,
+        accountRef: yield* accountRef(accountId),
+        decimals: funding.decimals,
+        confirmations: endpoint.confirmations
+      }
+    })
 
     const chainCall = <A>(run: () => Promise<A>) =>
       Effect.tryPromise({ try: run, catch: chainFailureOf })
@@ -134,7 +132,7 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
         `)
       }
       return outcome satisfies ScanOutcome
-    })
+    }).pipe(Effect.withSpan("Funding.scanDeposits"))
 
     return { configured, accountRef, info, scanDeposits } as const
   })

@@ -109,9 +109,15 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
         execute: (v) => sql`${selectIdentity} WHERE ${columns[column]} = ${v}`
       })(value).pipe(Effect.map(Option.map(identityOf)), orDieAtRepository)
 
-    const byCfId = (cfId: string) => findWhere("cfId", cfId)
-    const byEmail = (email: string) => findWhere("email", email)
-    const byWallet = (walletAddress: string) => findWhere("walletAddress", walletAddress)
+    const byCfId = Effect.fn("Identities.byCfId")(function* (cfId: string) {
+      return yield* findWhere("cfId", cfId)
+    })
+    const byEmail = Effect.fn("Identities.byEmail")(function* (email: string) {
+      return yield* findWhere("email", email)
+    })
+    const byWallet = Effect.fn("Identities.byWallet")(function* (walletAddress: string) {
+      return yield* findWhere("walletAddress", walletAddress)
+    })
 
     const existing = (fields: NewIdentity) =>
       fields.email !== undefined ? byEmail(fields.email) : byWallet(fields.walletAddress ?? "")
@@ -165,8 +171,8 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
      * confirmed referral and both sides' points, in one transaction; the one place identities are born. When the
      * e-mail or wallet was taken meanwhile (a concurrent first sign-in), answers the identity that took it.
      */
-    const createIdentity = (fields: NewIdentity): Effect.Effect<Identity, RateLimited> =>
-      sql
+    const createIdentity = Effect.fn("Identities.createIdentity")(function* (fields: NewIdentity): Effect.fn.Return<Identity, RateLimited> {
+      return yield* sql
         .withTransaction(
           Effect.gen(function* () {
             if (fields.clientIp !== undefined) yield* checkSignupLimit(fields.clientIp)
@@ -189,40 +195,43 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
           })
         )
         .pipe(orDieAtRepository)
+    })
 
     /** The identity an e-mail or wallet signs in as, created on first sign-in. */
-    const signInAs = (fields: NewIdentity): Effect.Effect<Identity, RateLimited> =>
-      Effect.flatMap(existing(fields), Option.match({ onSome: Effect.succeed, onNone: () => createIdentity(fields) }))
+    const signInAs = Effect.fn("Identities.signInAs")(function* (fields: NewIdentity): Effect.fn.Return<Identity, RateLimited> {
+      return yield* Effect.flatMap(existing(fields), Option.match({ onSome: Effect.succeed, onNone: () => createIdentity(fields) }))
+    })
 
     /** An identity that must exist (the one a valid session or signature names): its absence is a defect. */
-    const require = (cfId: string): Effect.Effect<Identity> =>
-      Effect.flatMap(
+    const require = Effect.fn("Identities.require")(function* (cfId: string): Effect.fn.Return<Identity> {
+      return yield* Effect.flatMap(
         byCfId(cfId),
         Option.match({ onSome: Effect.succeed, onNone: () => Effect.dieMessage(`identity ${cfId} is gone`) })
       )
+    })
 
-    const setDisplayName = (cfId: string, displayName: string) =>
-      sql`UPDATE identities SET display_name = ${displayName}, updated_at = now() WHERE cf_id = ${cfId}`.pipe(
+    const setDisplayName = Effect.fn("Identities.setDisplayName")(function* (cfId: string, displayName: string) {
+      return yield* sql`UPDATE identities SET display_name = ${displayName}, updated_at = now() WHERE cf_id = ${cfId}`.pipe(
         orDieAtRepository,
         Effect.zipRight(require(cfId))
       )
+    })
 
     /** Adds an e-mail to an identity that has none (a wallet-only account); one CF ID per e-mail still holds. */
-    const attachEmail = (cfId: string, email: string): Effect.Effect<Identity, AlreadyExists | Conflict> =>
-      Effect.gen(function* () {
-        const updated = yield* sql`
-          UPDATE identities SET email = ${email}, updated_at = now() WHERE cf_id = ${cfId} AND email IS NULL
-          RETURNING cf_id`.pipe(
-          Effect.catchIf(isUniqueViolation, () =>
-            Effect.fail(new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" }))
-          ),
-          orDieAtRepository
-        )
-        if (updated.length === 0) {
-          return yield* new Conflict({ message: "This CF ID already has an e-mail address." })
-        }
-        return yield* require(cfId)
-      })
+    const attachEmail = Effect.fn("Identities.attachEmail")(function* (cfId: string, email: string): Effect.fn.Return<Identity, AlreadyExists | Conflict> {
+      const updated = yield* sql`
+        UPDATE identities SET email = ${email}, updated_at = now() WHERE cf_id = ${cfId} AND email IS NULL
+        RETURNING cf_id`.pipe(
+        Effect.catchIf(isUniqueViolation, () =>
+          Effect.fail(new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" }))
+        ),
+        orDieAtRepository
+      )
+      if (updated.length === 0) {
+        return yield* new Conflict({ message: "This CF ID already has an e-mail address." })
+      }
+      return yield* require(cfId)
+    })
 
     return { byCfId, byEmail, byWallet, createIdentity, signInAs, require, setDisplayName, attachEmail } as const
   })

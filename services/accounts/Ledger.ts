@@ -157,14 +157,17 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
         )
       )
 
-    const grant = (accountId: string, amountWei: bigint, note: string | null, reference?: string) =>
-      credit(accountId, "grant", amountWei, reference ?? null, note)
+    const grant = Effect.fn("Ledger.grant")(function* (accountId: string, amountWei: bigint, note: string | null, reference?: string) {
+      return yield* credit(accountId, "grant", amountWei, reference ?? null, note)
+    })
 
-    const deposit = (accountId: string, amountWei: bigint, reference: string) => credit(accountId, "deposit", amountWei, reference, null)
+    const deposit = Effect.fn("Ledger.deposit")(function* (accountId: string, amountWei: bigint, reference: string) {
+      return yield* credit(accountId, "deposit", amountWei, reference, null)
+    })
 
     /** Debits a withdrawal of `amountWei`, refused when the available credit (balance minus holds) is short. */
-    const withdraw = (accountId: string, amountWei: bigint, reference: string) =>
-      positive(amountWei).pipe(
+    const withdraw = Effect.fn("Ledger.withdraw")(function* (accountId: string, amountWei: bigint, reference: string) {
+      return yield* positive(amountWei).pipe(
         Effect.zipRight(now),
         Effect.flatMap((at) =>
           transaction(
@@ -183,10 +186,11 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
           )
         )
       )
+    })
 
     /** Gives back a withdrawal the chain refused, once: the refund carries the withdrawal's reference. */
-    const refundWithdrawal = (reference: string) =>
-      Effect.flatMap(now, (at) =>
+    const refundWithdrawal = Effect.fn("Ledger.refundWithdrawal")(function* (reference: string) {
+      return yield* Effect.flatMap(now, (at) =>
         transaction(
           Effect.gen(function* () {
             const withdrawal = yield* Effect.flatMap(
@@ -206,6 +210,7 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
           })
         )
       )
+    })
 
     /**
      * Moves `amountWei` of available credit from one account to another: a `transfer_out` and a `transfer_in` entry
@@ -213,8 +218,8 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
      * deadlock). Refused with 402 when the source's available credit (balance minus holds) is short. A reference seen
      * before moves nothing again.
      */
-    const transfer = (fromAccountId: string, toAccountId: string, amountWei: bigint, reference: string, note: string | null) =>
-      positive(amountWei).pipe(
+    const transfer = Effect.fn("Ledger.transfer")(function* (fromAccountId: string, toAccountId: string, amountWei: bigint, reference: string, note: string | null) {
+      return yield* positive(amountWei).pipe(
         Effect.zipRight(fromAccountId === toAccountId ? Effect.dieMessage("a transfer needs two accounts") : now),
         Effect.flatMap((at) =>
           transaction(
@@ -237,6 +242,7 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
           )
         )
       )
+    })
 
     /**
      * Sets `amountWei` aside for request `requestId`: one statement (`ledger_reserve`, migration 0010) that locks the
@@ -244,8 +250,8 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
      * cap that applies, the key's before the account's (429 spending_limit_reached naming the scope), inserts the hold
      * and raises the reserved total.
      */
-    const reserve = (input: ReserveInput) =>
-      positive(input.amountWei).pipe(
+    const reserve = Effect.fn("Ledger.reserve")(function* (input: ReserveInput) {
+      return yield* positive(input.amountWei).pipe(
         Effect.zipRight(now),
         Effect.flatMap((at) => {
           const windows = capWindows(at)
@@ -305,6 +311,7 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
           )
         })
       )
+    })
 
     /**
      * Charges the actual cost of each request and closes its hold, all in one statement (`ledger_settle_batch`): one
@@ -315,57 +322,58 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
      * function's rows as `settled` (columns request_id, outcome, charged_wei, balance_wei, account_id): the exchange's
      * stored bills.
      */
-    const settleBatch = (
+    const settleBatch = Effect.fn("Ledger.settleBatch")(function* (
       inputs: ReadonlyArray<SettleInput>,
       alongside?: Statement.Fragment
-    ): Effect.Effect<ReadonlyArray<Either.Either<Settlement, NotFound>>> =>
-      Effect.gen(function* () {
-        const negative = inputs.find((input) => input.chargeWei < 0n)
-        if (negative !== undefined) return yield* Effect.dieMessage(`a charge cannot be negative (${negative.chargeWei})`)
-        const rows = yield* repository.settleBatch(
-          inputs.map((input) => ({
-            requestId: input.requestId,
-            chargeWei: input.chargeWei,
-            accountId: input.chargeTo?.accountId ?? null,
-            apiKeyId: input.chargeTo?.apiKeyId ?? null,
-            memberCfId: input.chargeTo?.memberCfId ?? null
-          })),
-          yield* now,
-          alongside
-        )
-        if (rows.length !== inputs.length) return yield* Effect.dieMessage(`a batch of ${inputs.length} settlements answered ${rows.length} rows`)
-        return rows.map((row, i) =>
-          row.outcome === "no_hold" || row.outcome === "no_account"
-            ? Either.left(
-              new NotFound({
-                message: row.outcome === "no_hold"
-                  ? `No hold for request ${inputs[i]!.requestId}.`
-                  : `No account ${inputs[i]!.chargeTo?.accountId} to charge request ${inputs[i]!.requestId} to.`
-              })
-            )
-            : Either.right({
-              requestId: row.requestId,
-              chargedWei: row.chargedWei ?? 0n,
-              balanceWei: row.balanceWei ?? 0n,
-              alreadySettled: row.outcome === "already_settled",
-              holdFound: row.holdFound
-            } satisfies Settlement)
-        )
-      })
+    ): Effect.fn.Return<ReadonlyArray<Either.Either<Settlement, NotFound>>> {
+      const negative = inputs.find((input) => input.chargeWei < 0n)
+      if (negative !== undefined) return yield* Effect.dieMessage(`a charge cannot be negative (${negative.chargeWei})`)
+      const rows = yield* repository.settleBatch(
+        inputs.map((input) => ({
+          requestId: input.requestId,
+          chargeWei: input.chargeWei,
+          accountId: input.chargeTo?.accountId ?? null,
+          apiKeyId: input.chargeTo?.apiKeyId ?? null,
+          memberCfId: input.chargeTo?.memberCfId ?? null
+        })),
+        yield* now,
+        alongside
+      )
+      if (rows.length !== inputs.length) return yield* Effect.dieMessage(`a batch of ${inputs.length} settlements answered ${rows.length} rows`)
+      return rows.map((row, i) =>
+        row.outcome === "no_hold" || row.outcome === "no_account"
+          ? Either.left(
+            new NotFound({
+              message: row.outcome === "no_hold"
+                ? `No hold for request ${inputs[i]!.requestId}.`
+                : `No account ${inputs[i]!.chargeTo?.accountId} to charge request ${inputs[i]!.requestId} to.`
+            })
+          )
+          : Either.right({
+            requestId: row.requestId,
+            chargedWei: row.chargedWei ?? 0n,
+            balanceWei: row.balanceWei ?? 0n,
+            alreadySettled: row.outcome === "already_settled",
+            holdFound: row.holdFound
+          } satisfies Settlement)
+      )
+    })
 
     /** One settlement, as a batch of one. */
-    const settle = (input: SettleInput, alongside?: Statement.Fragment) =>
-      Effect.flatMap(settleBatch([input], alongside), ([result]) => result!)
+    const settle = Effect.fn("Ledger.settle")(function* (input: SettleInput, alongside?: Statement.Fragment) {
+      return yield* Effect.flatMap(settleBatch([input], alongside), ([result]) => result!)
+    })
 
     /** Gives a live hold back without charging (`ledger_release`); false when it was already released or settled. */
-    const release = (requestId: string) =>
-      Effect.flatMap(now, (at) => repository.release(requestId, at)).pipe(
+    const release = Effect.fn("Ledger.release")(function* (requestId: string) {
+      return yield* Effect.flatMap(now, (at) => repository.release(requestId, at)).pipe(
         Effect.flatMap((row) =>
           row.outcome === "no_hold"
             ? Effect.fail(new NotFound({ message: `No hold for request ${requestId}.` }))
             : Effect.succeed({ released: row.outcome === "released" })
         )
       )
+    })
 
     /** Releases holds past their expiry (left by a crash): how many it released. */
     const sweepExpired = Effect.gen(function* () {
@@ -377,49 +385,49 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
         if (outcome.released) released += 1
       }
       return released
+    }).pipe(Effect.withSpan("Ledger.sweepExpired"))
+
+    const account = Effect.fn("Ledger.account")(function* (accountId: string) {
+      const row = yield* Effect.flatMap(
+        repository.findAccount(accountId, false),
+        Option.match({ onNone: () => Effect.fail(accountNotFound(accountId)), onSome: Effect.succeed })
+      )
+      return {
+        balanceWei: row.balanceWei,
+        reservedWei: row.reservedWei,
+        spentWei: yield* repository.totalSpent(accountId),
+        limits: { dailyWei: row.dailyLimitWei, weeklyWei: row.weeklyLimitWei, monthlyWei: row.monthlyLimitWei }
+      } satisfies AccountSummary
     })
 
-    const account = (accountId: string) =>
-      Effect.gen(function* () {
-        const row = yield* Effect.flatMap(
-          repository.findAccount(accountId, false),
-          Option.match({ onNone: () => Effect.fail(accountNotFound(accountId)), onSome: Effect.succeed })
-        )
-        return {
-          balanceWei: row.balanceWei,
-          reservedWei: row.reservedWei,
-          spentWei: yield* repository.totalSpent(accountId),
-          limits: { dailyWei: row.dailyLimitWei, weeklyWei: row.weeklyLimitWei, monthlyWei: row.monthlyLimitWei }
-        } satisfies AccountSummary
-      })
-
     /** Newest first; `cursor` is the `nextCursor` of the previous page. */
-    const entries = (accountId: string, page: { readonly limit: number; readonly cursor?: string | undefined }) =>
-      Effect.map(repository.entriesPage(accountId, page.cursor ?? null, page.limit + 1), (rows): EntriesPage => {
+    const entries = Effect.fn("Ledger.entries")(function* (accountId: string, page: { readonly limit: number; readonly cursor?: string | undefined }) {
+      return yield* Effect.map(repository.entriesPage(accountId, page.cursor ?? null, page.limit + 1), (rows): EntriesPage => {
         const shown = rows.slice(0, page.limit)
         return { entries: shown, nextCursor: rows.length > page.limit ? (shown[shown.length - 1]?.id ?? null) : null }
       })
+    })
 
-    const setLimits = (accountId: string, limits: AccountLimits) =>
-      Effect.gen(function* () {
-        const updated = yield* repository.updateLimits(accountId, {
-          daily: limits.dailyWei,
-          weekly: limits.weeklyWei,
-          monthly: limits.monthlyWei
-        })
-        if (!updated) return yield* Effect.fail(accountNotFound(accountId))
-        return yield* account(accountId)
+    const setLimits = Effect.fn("Ledger.setLimits")(function* (accountId: string, limits: AccountLimits) {
+      const updated = yield* repository.updateLimits(accountId, {
+        daily: limits.dailyWei,
+        weekly: limits.weeklyWei,
+        monthly: limits.monthlyWei
       })
+      if (!updated) return yield* Effect.fail(accountNotFound(accountId))
+      return yield* account(accountId)
+    })
 
     /** The personal account of the identity an operator names by CF ID, e-mail or wallet address. */
-    const resolveAccount = (identifier: string) =>
-      Effect.flatMap(
+    const resolveAccount = Effect.fn("Ledger.resolveAccount")(function* (identifier: string) {
+      return yield* Effect.flatMap(
         repository.accountOfIdentity(identifierKind(identifier), identifier),
         Option.match({
           onNone: () => Effect.fail(new NotFound({ message: `No account belongs to ${identifier}.` })),
           onSome: Effect.succeed
         })
       )
+    })
 
     return {
       grant,

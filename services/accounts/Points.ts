@@ -108,31 +108,31 @@ export class Points extends Effect.Service<Points>()("Points", {
       )
 
     /** The sign-up bonus of a CF ID just created (in the creating transaction). */
-    const awardSignup = (cfId: string) => Effect.flatMap(now, (at) => award(cfId, "signup", pointSource.signup(), at))
+    const awardSignup = Effect.fn("Points.awardSignup")(function* (cfId: string) {
+      return yield* Effect.flatMap(now, (at) => award(cfId, "signup", pointSource.signup(), at))
+    })
 
     /** A confirmed referral: 250 to the referrer, 50 to the referred identity (in the creating transaction). */
-    const awardReferral = (referral: { readonly referrerCfId: string; readonly referredCfId: string; readonly referralCode: string }) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        yield* award(referral.referrerCfId, "referral", pointSource.referral(referral.referredCfId), at)
-        yield* award(referral.referredCfId, "referral_welcome", pointSource.referralWelcome(referral.referralCode), at)
-      })
+    const awardReferral = Effect.fn("Points.awardReferral")(function* (referral: { readonly referrerCfId: string; readonly referredCfId: string; readonly referralCode: string }) {
+      const at = yield* now
+      yield* award(referral.referrerCfId, "referral", pointSource.referral(referral.referredCfId), at)
+      yield* award(referral.referredCfId, "referral_welcome", pointSource.referralWelcome(referral.referralCode), at)
+    })
 
     /**
      * A sign-in: the day's login points on the first one of a UTC day and, when that day completes a streak of 7
      * consecutive days (7, 14, ...), the streak bonus. Runs in the sign-in's transaction; two sign-ins at once meet
      * at the unique key, and only the one that inserted the day's entry goes on to the bonus.
      */
-    const recordLogin = (cfId: string) =>
-      Effect.gen(function* () {
-        const at = yield* now
-        const day = utcDay(at.getTime())
-        const dailyLogin = yield* award(cfId, "daily_login", pointSource.dailyLogin(day), at)
-        if (!dailyLogin) return { dailyLogin, streakBonus: false }
-        const run = runEndingAt(yield* loginDays(cfId), day)
-        const streakBonus = completesStreak(run) ? yield* award(cfId, "streak_bonus", pointSource.streakBonus(day), at) : false
-        return { dailyLogin, streakBonus }
-      })
+    const recordLogin = Effect.fn("Points.recordLogin")(function* (cfId: string) {
+      const at = yield* now
+      const day = utcDay(at.getTime())
+      const dailyLogin = yield* award(cfId, "daily_login", pointSource.dailyLogin(day), at)
+      if (!dailyLogin) return { dailyLogin, streakBonus: false }
+      const run = runEndingAt(yield* loginDays(cfId), day)
+      const streakBonus = completesStreak(run) ? yield* award(cfId, "streak_bonus", pointSource.streakBonus(day), at) : false
+      return { dailyLogin, streakBonus }
+    })
 
     /** One oracle interaction unless the model was counted today or the day's 12 are reached; under a per-identity lock. */
     const countModelView = (cfId: string, modelKey: string, at: Date) =>
@@ -159,36 +159,34 @@ export class Points extends Effect.Service<Points>()("Points", {
      * A model's pricing read with the session cookie `token`: 5 points per unique model per UTC day, up to 12 a day.
      * No session, or an unknown one, counts nothing; a failure is logged and never fails the read.
      */
-    const recordModelView = (token: string, modelKey: string): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        if (token === "") return
-        const session = yield* sessions.peek(token)
-        if (Option.isNone(session)) return
-        const cfId = session.value
-        const at = yield* now
-        const day = utcDay(at.getTime())
-        const modelEntry = `${cfId}|${modelKey}`
-        const cap = `${cfId}|*`
-        if (viewCache.has(day, modelEntry) || viewCache.has(day, cap)) return
-        const outcome = yield* countModelView(cfId, modelKey, at)
-        if (outcome.counted) viewCache.add(day, modelEntry)
-        if (outcome.capped) viewCache.add(day, cap)
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not count an oracle interaction", cause)))
+    const recordModelView: (token: string, modelKey: string) => Effect.Effect<void> = Effect.fn("Points.recordModelView")(function* (token: string, modelKey: string) {
+      if (token === "") return
+      const session = yield* sessions.peek(token)
+      if (Option.isNone(session)) return
+      const cfId = session.value
+      const at = yield* now
+      const day = utcDay(at.getTime())
+      const modelEntry = `${cfId}|${modelKey}`
+      const cap = `${cfId}|*`
+      if (viewCache.has(day, modelEntry) || viewCache.has(day, cap)) return
+      const outcome = yield* countModelView(cfId, modelKey, at)
+      if (outcome.counted) viewCache.add(day, modelEntry)
+      if (outcome.capped) viewCache.add(day, cap)
+    }, Effect.catchAllCause((cause) => Effect.logWarning("could not count an oracle interaction", cause)))
 
-    const summary = (cfId: string): Effect.Effect<PointsSummary> =>
-      Effect.gen(function* () {
-        const { total } = yield* SqlSchema.single({
-          Request: Schema.String,
-          Result: Schema.Struct({ total: Schema.NumberFromString }),
-          execute: (id) => sql`SELECT COALESCE(sum(amount), 0)::text AS total FROM points_ledger WHERE cf_id = ${id}`
-        })(cfId).pipe(orDieAtRepository)
-        const streaks = streaksOf(yield* loginDays(cfId), utcDay((yield* now).getTime()))
-        return { total, tier: tierOf(total), currentStreak: streaks.current, longestStreak: streaks.longest }
-      })
+    const summary = Effect.fn("Points.summary")(function* (cfId: string): Effect.fn.Return<PointsSummary> {
+      const { total } = yield* SqlSchema.single({
+        Request: Schema.String,
+        Result: Schema.Struct({ total: Schema.NumberFromString }),
+        execute: (id) => sql`SELECT COALESCE(sum(amount), 0)::text AS total FROM points_ledger WHERE cf_id = ${id}`
+      })(cfId).pipe(orDieAtRepository)
+      const streaks = streaksOf(yield* loginDays(cfId), utcDay((yield* now).getTime()))
+      return { total, tier: tierOf(total), currentStreak: streaks.current, longestStreak: streaks.longest }
+    })
 
     /** Newest first; `cursor` is the `nextCursor` of the previous page. */
-    const history = (cfId: string, page: { readonly limit: number; readonly cursor?: string | undefined }): Effect.Effect<PointsPage> =>
-      SqlSchema.findAll({
+    const history = Effect.fn("Points.history")(function* (cfId: string, page: { readonly limit: number; readonly cursor?: string | undefined }): Effect.fn.Return<PointsPage> {
+      return yield* SqlSchema.findAll({
         Request: Schema.Void,
         Result: PointsEntryRow,
         execute: () => sql`
@@ -202,6 +200,7 @@ export class Points extends Effect.Service<Points>()("Points", {
         }),
         orDieAtRepository
       )
+    })
 
     /** The top 50 by reconciled balance (ties: the earlier CF ID first), and when the balances were last reconciled. */
     const leaderboard = Effect.gen(function* () {
@@ -217,7 +216,7 @@ export class Points extends Effect.Service<Points>()("Points", {
         entries: entries as ReadonlyArray<LeaderboardEntry>,
         updatedAt: Option.flatMap(lastRun, (run) => Option.fromNullable(run.finishedAt))
       }
-    })
+    }).pipe(Effect.withSpan("Points.leaderboard"))
 
     /** Sets every identity's points_balance to its ledger sum; answers how many were corrected. */
     const reconcile = sql`
@@ -229,7 +228,8 @@ export class Points extends Effect.Service<Points>()("Points", {
       WHERE i.cf_id = sums.cf_id AND i.points_balance <> sums.total
       RETURNING i.cf_id`.pipe(
       Effect.map((rows) => rows.length),
-      orDieAtRepository
+      orDieAtRepository,
+      Effect.withSpan("Points.reconcile")
     )
 
     return { awardSignup, awardReferral, recordLogin, recordModelView, summary, history, leaderboard, reconcile } as const

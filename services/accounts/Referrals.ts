@@ -93,94 +93,91 @@ export class Referrals extends Effect.Service<Referrals>()("Referrals", {
         .pipe(orDieAtRepository)
 
     /** A visit of a referral link. Anything invalid is ignored silently: the visitor is redirected all the same. */
-    const click = (visit: Click): Effect.Effect<ClickOutcome> =>
-      Effect.gen(function* () {
-        const ignored: ClickOutcome = { setCookie: Option.none(), recorded: false }
-        if (!isReferralCode(visit.code)) return ignored
-        const code = visit.code
-        if (Option.isNone(yield* referrerOf(code))) return ignored
-        const recorded = yield* record(code, visit.clientIp, visit.userAgent)
-        // First touch: a cookie naming a real code stays as it is (its 30-day window is not restarted either).
-        const holdsValid =
-          isReferralCode(visit.cookie) && (visit.cookie === code || Option.isSome(yield* referrerOf(visit.cookie)))
-        return { setCookie: holdsValid ? Option.none() : Option.some(code), recorded }
-      })
+    const click = Effect.fn("Referrals.click")(function* (visit: Click): Effect.fn.Return<ClickOutcome> {
+      const ignored: ClickOutcome = { setCookie: Option.none(), recorded: false }
+      if (!isReferralCode(visit.code)) return ignored
+      const code = visit.code
+      if (Option.isNone(yield* referrerOf(code))) return ignored
+      const recorded = yield* record(code, visit.clientIp, visit.userAgent)
+      // First touch: a cookie naming a real code stays as it is (its 30-day window is not restarted either).
+      const holdsValid =
+        isReferralCode(visit.cookie) && (visit.cookie === code || Option.isSome(yield* referrerOf(visit.cookie)))
+      return { setCookie: holdsValid ? Option.none() : Option.some(code), recorded }
+    })
 
     /**
      * Attributes a CF ID being created (in its transaction) to the first of `candidates` that names another identity,
      * confirming the referral and awarding both sides. Unknown codes and the identity's own code are passed over.
      */
-    const attribute = (signup: { readonly referredCfId: string; readonly candidates: ReadonlyArray<string>; readonly clientIp: string | undefined }) =>
-      Effect.gen(function* () {
-        for (const code of signup.candidates) {
-          const referrer = yield* referrerOf(code)
-          if (Option.isNone(referrer) || referrer.value.cfId === signup.referredCfId) continue
-          const inserted = yield* sql`
-            INSERT INTO referrals ${sql.insert({
-              referredCfId: signup.referredCfId,
-              referrerCfId: referrer.value.cfId,
-              referralCode: code,
-              ipHash: signup.clientIp === undefined ? null : hashIp(signup.clientIp)
-            })}
-            ON CONFLICT DO NOTHING RETURNING referrer_cf_id`.pipe(orDieAtRepository)
-          if (inserted.length > 0) {
-            yield* points.awardReferral({ referrerCfId: referrer.value.cfId, referredCfId: signup.referredCfId, referralCode: code })
-          }
-          return Option.some(referrer.value.cfId)
+    const attribute = Effect.fn("Referrals.attribute")(function* (signup: { readonly referredCfId: string; readonly candidates: ReadonlyArray<string>; readonly clientIp: string | undefined }) {
+      for (const code of signup.candidates) {
+        const referrer = yield* referrerOf(code)
+        if (Option.isNone(referrer) || referrer.value.cfId === signup.referredCfId) continue
+        const inserted = yield* sql`
+          INSERT INTO referrals ${sql.insert({
+            referredCfId: signup.referredCfId,
+            referrerCfId: referrer.value.cfId,
+            referralCode: code,
+            ipHash: signup.clientIp === undefined ? null : hashIp(signup.clientIp)
+          })}
+          ON CONFLICT DO NOTHING RETURNING referrer_cf_id`.pipe(orDieAtRepository)
+        if (inserted.length > 0) {
+          yield* points.awardReferral({ referrerCfId: referrer.value.cfId, referredCfId: signup.referredCfId, referralCode: code })
         }
-        return Option.none<string>()
-      })
+        return Option.some(referrer.value.cfId)
+      }
+      return Option.none<string>()
+    })
 
-    const dashboard = (cfId: string): Effect.Effect<ReferralDashboard> =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const figures = yield* SqlSchema.single({
-          Request: Schema.String,
-          Result: Schema.Struct({
-            referralCode: Schema.String,
-            clicks: Schema.Int,
-            signups: Schema.Int,
-            pointsEarned: Schema.NumberFromString
-          }),
-          execute: (id) => sql`
-            SELECT i.referral_code,
-              (SELECT count(*)::int FROM referral_clicks c WHERE c.referral_code = i.referral_code) AS clicks,
-              (SELECT count(*)::int FROM referrals r WHERE r.referrer_cf_id = i.cf_id) AS signups,
-              (SELECT COALESCE(sum(amount), 0)::text FROM points_ledger p WHERE p.cf_id = i.cf_id AND p.type = 'referral') AS points_earned
-            FROM identities i WHERE i.cf_id = ${id}`
-        })(cfId).pipe(orDieAtRepository)
-        const listed = yield* SqlSchema.findAll({
-          Request: Schema.String,
-          Result: Schema.Struct({
-            displayName: Schema.NullOr(Schema.String),
-            status: Schema.Literal("pending", "confirmed"),
-            at: Schema.DateFromSelf
-          }),
-          // Confirmed: the CF IDs created through the code. Pending: visitors (by hashed address) who clicked within
-          // the window and from whose address no referred CF ID was created.
-          execute: (id) => sql`
-            (SELECT i.display_name, 'confirmed' AS status, r.created_at AS at
-             FROM referrals r JOIN identities i ON i.cf_id = r.referred_cf_id
-             WHERE r.referrer_cf_id = ${id})
-            UNION ALL
-            (SELECT NULL, 'pending', min(c.clicked_at)
-             FROM referral_clicks c
-             WHERE c.referral_code = ${figures.referralCode} AND c.ip_hash IS NOT NULL
-               AND c.clicked_at > ${new Date(now - REFERRAL_WINDOW_SECONDS * 1000)}
-               AND NOT EXISTS (SELECT 1 FROM referrals r WHERE r.referrer_cf_id = ${id} AND r.ip_hash = c.ip_hash)
-             GROUP BY c.ip_hash)
-            ORDER BY at DESC LIMIT ${MAX_LISTED_REFERRALS}`
-        })(cfId).pipe(orDieAtRepository)
-        return {
-          referralCode: figures.referralCode,
-          referralLink: `${linkBase}/r?c=${figures.referralCode}`,
-          clicks: figures.clicks,
-          signups: figures.signups,
-          conversionRate: conversionRate(figures.signups, figures.clicks),
-          pointsEarned: figures.pointsEarned,
-          referredUsers: listed
-        }
-      })
+    const dashboard = Effect.fn("Referrals.dashboard")(function* (cfId: string): Effect.fn.Return<ReferralDashboard> {
+      const now = yield* Clock.currentTimeMillis
+      const figures = yield* SqlSchema.single({
+        Request: Schema.String,
+        Result: Schema.Struct({
+          referralCode: Schema.String,
+          clicks: Schema.Int,
+          signups: Schema.Int,
+          pointsEarned: Schema.NumberFromString
+        }),
+        execute: (id) => sql`
+          SELECT i.referral_code,
+            (SELECT count(*)::int FROM referral_clicks c WHERE c.referral_code = i.referral_code) AS clicks,
+            (SELECT count(*)::int FROM referrals r WHERE r.referrer_cf_id = i.cf_id) AS signups,
+            (SELECT COALESCE(sum(amount), 0)::text FROM points_ledger p WHERE p.cf_id = i.cf_id AND p.type = 'referral') AS points_earned
+          FROM identities i WHERE i.cf_id = ${id}`
+      })(cfId).pipe(orDieAtRepository)
+      const listed = yield* SqlSchema.findAll({
+        Request: Schema.String,
+        Result: Schema.Struct({
+          displayName: Schema.NullOr(Schema.String),
+          status: Schema.Literal("pending", "confirmed"),
+          at: Schema.DateFromSelf
+        }),
+        // Confirmed: the CF IDs created through the code. Pending: visitors (by hashed address) who clicked within
+        // the window and from whose address no referred CF ID was created.
+        execute: (id) => sql`
+          (SELECT i.display_name, 'confirmed' AS status, r.created_at AS at
+           FROM referrals r JOIN identities i ON i.cf_id = r.referred_cf_id
+           WHERE r.referrer_cf_id = ${id})
+          UNION ALL
+          (SELECT NULL, 'pending', min(c.clicked_at)
+           FROM referral_clicks c
+           WHERE c.referral_code = ${figures.referralCode} AND c.ip_hash IS NOT NULL
+             AND c.clicked_at > ${new Date(now - REFERRAL_WINDOW_SECONDS * 1000)}
+             AND NOT EXISTS (SELECT 1 FROM referrals r WHERE r.referrer_cf_id = ${id} AND r.ip_hash = c.ip_hash)
+           GROUP BY c.ip_hash)
+          ORDER BY at DESC LIMIT ${MAX_LISTED_REFERRALS}`
+      })(cfId).pipe(orDieAtRepository)
+      return {
+        referralCode: figures.referralCode,
+        referralLink: `${linkBase}/r?c=${figures.referralCode}`,
+        clicks: figures.clicks,
+        signups: figures.signups,
+        conversionRate: conversionRate(figures.signups, figures.clicks),
+        pointsEarned: figures.pointsEarned,
+        referredUsers: listed
+      }
+    })
 
     return { click, attribute, dashboard } as const
   })

@@ -69,60 +69,60 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
     const siweUri = (hostHeader: string | undefined) =>
       Option.getOrElse(config.publicBaseUrl, () => `http://${siweDomain(hostHeader)}`).replace(/\/+$/, "")
 
-    const startEmail = (email: string, clientIp: string | undefined) =>
-      Effect.zipRight(refuseNewDisposable(email), codes.issue({ email, purpose: "sign_in", clientIp }))
+    const startEmail = Effect.fn("SignIn.startEmail")(function* (email: string, clientIp: string | undefined) {
+      return yield* Effect.zipRight(refuseNewDisposable(email), codes.issue({ email, purpose: "sign_in", clientIp }))
+    })
 
-    const verifyEmail = (input: {
+    const verifyEmail = Effect.fn("SignIn.verifyEmail")(function* (input: {
       readonly email: string
       readonly code: string
       readonly referralCode?: string | undefined
       /** The request's `cf_ref` cookie, if any (first touch wins over the body's code). */
       readonly referralCookie: string | undefined
       readonly clientIp: string | undefined
-    }) =>
-      Effect.gen(function* () {
-        // Again here, before the attempt is counted: a code mailed before the list named the domain creates nothing.
-        yield* refuseNewDisposable(input.email)
-        const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
-        const referralCodes = referralCandidates(input.referralCookie, input.referralCode)
-        return yield* sql.withTransaction(
-          Effect.gen(function* () {
-            yield* consume
-            const identity = yield* identities.signInAs({ email: input.email, clientIp: input.clientIp, referralCodes })
-            yield* points.recordLogin(identity.cfId)
-            const session = yield* sessions.create(identity.cfId, "email", input.clientIp)
-            return { identity, session } satisfies SignedIn
-          })
-        ).pipe(orDieAtRepository)
-      })
+    }) {
+      // Again here, before the attempt is counted: a code mailed before the list named the domain creates nothing.
+      yield* refuseNewDisposable(input.email)
+      const consume = yield* codes.check({ email: input.email, purpose: "sign_in" }, input.code)
+      const referralCodes = referralCandidates(input.referralCookie, input.referralCode)
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* consume
+          const identity = yield* identities.signInAs({ email: input.email, clientIp: input.clientIp, referralCodes })
+          yield* points.recordLogin(identity.cfId)
+          const session = yield* sessions.create(identity.cfId, "email", input.clientIp)
+          return { identity, session } satisfies SignedIn
+        })
+      ).pipe(orDieAtRepository)
+    })
 
-    const siweNonce = (clientIp: string | undefined, hostHeader: string | undefined) =>
-      Effect.map(siwe.issueNonce(clientIp), (issued) => ({
+    const siweNonce = Effect.fn("SignIn.siweNonce")(function* (clientIp: string | undefined, hostHeader: string | undefined) {
+      return yield* Effect.map(siwe.issueNonce(clientIp), (issued) => ({
         ...issued,
         domain: siweDomain(hostHeader),
         uri: siweUri(hostHeader)
       }))
+    })
 
-    const verifySiwe = (input: {
+    const verifySiwe = Effect.fn("SignIn.verifySiwe")(function* (input: {
       readonly message: string
       readonly signature: string
       readonly referralCookie: string | undefined
       readonly clientIp: string | undefined
       readonly hostHeader: string | undefined
-    }) =>
-      Effect.gen(function* () {
-        const verified = yield* siwe.verify({ message: input.message, signature: input.signature, domain: siweDomain(input.hostHeader) })
-        const referralCodes = referralCandidates(input.referralCookie, undefined)
-        return yield* sql.withTransaction(
-          Effect.gen(function* () {
-            yield* siwe.consumeNonce(verified.nonce)
-            const identity = yield* identities.signInAs({ walletAddress: verified.address, clientIp: input.clientIp, referralCodes })
-            yield* points.recordLogin(identity.cfId)
-            const session = yield* sessions.create(identity.cfId, "siwe", input.clientIp)
-            return { identity, session } satisfies SignedIn
-          })
-        ).pipe(orDieAtRepository)
-      })
+    }) {
+      const verified = yield* siwe.verify({ message: input.message, signature: input.signature, domain: siweDomain(input.hostHeader) })
+      const referralCodes = referralCandidates(input.referralCookie, undefined)
+      return yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* siwe.consumeNonce(verified.nonce)
+          const identity = yield* identities.signInAs({ walletAddress: verified.address, clientIp: input.clientIp, referralCodes })
+          yield* points.recordLogin(identity.cfId)
+          const session = yield* sessions.create(identity.cfId, "siwe", input.clientIp)
+          return { identity, session } satisfies SignedIn
+        })
+      ).pipe(orDieAtRepository)
+    })
 
     /**
      * Refuses an address change before a code is sent: the identity has one, another CF ID owns this one, or it is
@@ -141,22 +141,24 @@ export class SignIn extends Effect.Service<SignIn>()("SignIn", {
 
     const addEmailPurpose: CodePurpose = "add_email"
 
-    const startAddEmail = (cfId: string, email: string, clientIp: string | undefined) =>
-      Effect.zipRight(checkAddable(cfId, email), codes.issue({ email, purpose: addEmailPurpose, cfId, clientIp }))
+    const startAddEmail = Effect.fn("SignIn.startAddEmail")(function* (cfId: string, email: string, clientIp: string | undefined) {
+      return yield* Effect.zipRight(checkAddable(cfId, email), codes.issue({ email, purpose: addEmailPurpose, cfId, clientIp }))
+    })
 
-    const verifyAddEmail = (cfId: string, email: string, code: string) =>
-      Effect.gen(function* () {
-        yield* checkAddable(cfId, email)
-        const consume = yield* codes.check({ email, purpose: addEmailPurpose, cfId }, code)
-        return yield* sql.withTransaction(Effect.zipRight(consume, identities.attachEmail(cfId, email))).pipe(orDieAtRepository)
-      })
+    const verifyAddEmail = Effect.fn("SignIn.verifyAddEmail")(function* (cfId: string, email: string, code: string) {
+      yield* checkAddable(cfId, email)
+      const consume = yield* codes.check({ email, purpose: addEmailPurpose, cfId }, code)
+      return yield* sql.withTransaction(Effect.zipRight(consume, identities.attachEmail(cfId, email))).pipe(orDieAtRepository)
+    })
 
     return {
       startEmail,
       verifyEmail,
       siweNonce,
       verifySiwe,
-      logout: sessions.revoke,
+      logout: Effect.fn("SignIn.logout")(function* (token: string) {
+        return yield* sessions.revoke(token)
+      }),
       startAddEmail,
       verifyAddEmail
     } as const

@@ -71,81 +71,85 @@ export class Usage extends Effect.Service<Usage>()("Usage", {
       }))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => capWindows(new Date(ms)))
 
-    const of = (key: Credential) =>
-      Effect.gen(function* () {
-        const windows = yield* now
-        // A key always belongs to an account (a foreign key says so): its absence would be a defect, not a 404.
-        const account = yield* ledger.account(key.accountId).pipe(Effect.catchTag("NotFound", Effect.die))
-        const keyReport = yield* keyFigures(key, windows)
-        const charged = yield* repository.accountCharges(key.accountId, {
-          day: windows.dayStart,
-          week: windows.weekStart,
-          month: windows.monthStart,
-          since: earliestWindowStart(windows)
-        })
-        // The holder's spending pool in an organization binds as well (migration 0014).
-        const pool =
-          key.holderCfId === null
-            ? Option.none()
-            : yield* repository.poolUsage(key.accountId, key.holderCfId, {
-              day: windows.dayStart,
-              week: windows.weekStart,
-              month: windows.monthStart,
-              since: earliestWindowStart(windows)
-            })
-        const poolChecks: ReadonlyArray<CapCheck> = Option.match(pool, {
-          onNone: () => [],
-          onSome: (p) => [
-            { scope: "pool_daily", limitWei: p.dailyLimitWei, usedWei: p.day },
-            { scope: "pool_weekly", limitWei: p.weeklyLimitWei, usedWei: p.week },
-            { scope: "pool_monthly", limitWei: p.monthlyLimitWei, usedWei: p.month }
-          ]
-        })
-        // Live holds count against every window, as they do at reservation.
-        const checks: ReadonlyArray<CapCheck> = [
-          ...poolChecks,
-          { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyReport.dailyUsedWei },
-          { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyReport.monthlyUsedWei },
-          { scope: "account_daily", limitWei: account.limits.dailyWei, usedWei: charged.day + account.reservedWei },
-          { scope: "account_weekly", limitWei: account.limits.weeklyWei, usedWei: charged.week + account.reservedWei },
-          { scope: "account_monthly", limitWei: account.limits.monthlyWei, usedWei: charged.month + account.reservedWei }
+    const of = Effect.fn("Usage.of")(function* (key: Credential) {
+      const windows = yield* now
+      // A key always belongs to an account (a foreign key says so): its absence would be a defect, not a 404.
+      const account = yield* ledger.account(key.accountId).pipe(Effect.catchTag("NotFound", Effect.die))
+      const keyReport = yield* keyFigures(key, windows)
+      const charged = yield* repository.accountCharges(key.accountId, {
+        day: windows.dayStart,
+        week: windows.weekStart,
+        month: windows.monthStart,
+        since: earliestWindowStart(windows)
+      })
+      // The holder's spending pool in an organization binds as well (migration 0014).
+      const pool =
+        key.holderCfId === null
+          ? Option.none()
+          : yield* repository.poolUsage(key.accountId, key.holderCfId, {
+            day: windows.dayStart,
+            week: windows.weekStart,
+            month: windows.monthStart,
+            since: earliestWindowStart(windows)
+          })
+      const poolChecks: ReadonlyArray<CapCheck> = Option.match(pool, {
+        onNone: () => [],
+        onSome: (p) => [
+          { scope: "pool_daily", limitWei: p.dailyLimitWei, usedWei: p.day },
+          { scope: "pool_weekly", limitWei: p.weeklyLimitWei, usedWei: p.week },
+          { scope: "pool_monthly", limitWei: p.monthlyLimitWei, usedWei: p.month }
         ]
-        const cache = yield* generations.cacheTotals(key.accountId)
-        return {
-          balanceWei: account.balanceWei,
-          spentWei: account.spentWei,
-          key: keyReport,
-          remainingWei: remainingBudget(account.balanceWei - account.reservedWei, checks),
-          ...cache
-        } satisfies UsageReport
       })
+      // Live holds count against every window, as they do at reservation.
+      const checks: ReadonlyArray<CapCheck> = [
+        ...poolChecks,
+        { scope: "key_daily", limitWei: key.dailyLimitWei, usedWei: keyReport.dailyUsedWei },
+        { scope: "key_monthly", limitWei: key.monthlyLimitWei, usedWei: keyReport.monthlyUsedWei },
+        { scope: "account_daily", limitWei: account.limits.dailyWei, usedWei: charged.day + account.reservedWei },
+        { scope: "account_weekly", limitWei: account.limits.weeklyWei, usedWei: charged.week + account.reservedWei },
+        { scope: "account_monthly", limitWei: account.limits.monthlyWei, usedWei: charged.month + account.reservedWei }
+      ]
+      const cache = yield* generations.cacheTotals(key.accountId)
+      return {
+        balanceWei: account.balanceWei,
+        spentWei: account.spentWei,
+        key: keyReport,
+        remainingWei: remainingBudget(account.balanceWei - account.reservedWei, checks),
+        ...cache
+      } satisfies UsageReport
+    })
 
-    const accountSpend = (accountId: string) =>
-      Effect.gen(function* () {
-        const at = new Date(yield* Clock.currentTimeMillis)
-        const windows = capWindows(at)
-        const recent = spendWindows(at)
-        const account = yield* ledger.account(accountId)
-        const spent = yield* repository.accountCharges(accountId, { day: recent.today, week: recent.last7Days, month: recent.last30Days, since: recent.last30Days })
-        const capped = yield* repository.accountCharges(accountId, { day: windows.dayStart, week: windows.weekStart, month: windows.monthStart, since: earliestWindowStart(windows) })
-        const ends = capWindowEnds(windows)
-        const standing = (window: CapStanding["window"], limitWei: bigint | null, chargedWei: bigint, resetsAt: Date): CapStanding => {
-          const usedWei = chargedWei + account.reservedWei
-          return { window, limitWei, usedWei, leftWei: capLeft({ limitWei, usedWei }), resetsAt }
-        }
-        return {
-          asOf: at,
-          todayWei: spent.day,
-          last7DaysWei: spent.week,
-          last30DaysWei: spent.month,
-          caps: [
-            standing("day", account.limits.dailyWei, capped.day, ends.dayStart),
-            standing("week", account.limits.weeklyWei, capped.week, ends.weekStart),
-            standing("month", account.limits.monthlyWei, capped.month, ends.monthStart)
-          ]
-        } satisfies AccountSpend
+    const accountSpend = Effect.fn("Usage.accountSpend")(function* (accountId: string) {
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const windows = capWindows(at)
+      const recent = spendWindows(at)
+      const account = yield* ledger.account(accountId)
+      const spent = yield* repository.accountCharges(accountId, { day: recent.today, week: recent.last7Days, month: recent.last30Days, since: recent.last30Days })
+      const capped = yield* repository.accountCharges(accountId, { day: windows.dayStart, week: windows.weekStart, month: windows.monthStart, since: earliestWindowStart(windows) })
+      const ends = capWindowEnds(windows)
+      const standing = (window: CapStanding["window"], limitWei: bigint | null, chargedWei: bigint, resetsAt: Date): CapStanding => {
+        const usedWei = chargedWei + account.reservedWei
+        return { window, limitWei, usedWei, leftWei: capLeft({ limitWei, usedWei }), resetsAt }
+      }
+      return {
+        asOf: at,
+        todayWei: spent.day,
+        last7DaysWei: spent.week,
+        last30DaysWei: spent.month,
+        caps: [
+          standing("day", account.limits.dailyWei, capped.day, ends.dayStart),
+          standing("week", account.limits.weeklyWei, capped.week, ends.weekStart),
+          standing("month", account.limits.monthlyWei, capped.month, ends.monthStart)
+        ]
+      } satisfies AccountSpend
+    })
+
+    return {
+      of,
+      accountSpend,
+      key: Effect.fn("Usage.key")(function* (key: Credential) {
+        return yield* Effect.flatMap(now, (windows) => keyFigures(key, windows))
       })
-
-    return { of, accountSpend, key: (key: Credential) => Effect.flatMap(now, (windows) => keyFigures(key, windows)) } as const
+    } as const
   })
 }) {}

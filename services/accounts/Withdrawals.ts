@@ -212,75 +212,74 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
      * Debits the ledger and records the withdrawal (one transaction), checks the call against the treasury, then signs,
      * records and sends it and waits for its confirmations. Failures are `contract_error` naming the withdrawal.
      */
-    const withdraw = (input: WithdrawalInput) =>
-      Effect.gen(function* () {
-        const { contracts, wallet } = yield* relayer
-        const id = newWithdrawalId()
-        const withdrawalRef = withdrawalRefOf(id)
-        const debited = yield* db(
-          sql.withTransaction(
-            Effect.gen(function* () {
-              const written = yield* ledger.withdraw(input.accountId, input.amountWei, id)
-              yield* sql`
-                INSERT INTO funding_withdrawals (id, account_id, to_address, amount_wei, withdrawal_ref, status)
-                VALUES (${id}, ${input.accountId}, ${input.to.toLowerCase()}, ${input.amountWei.toString()}, ${withdrawalRef}, 'sending')
-              `
-              return written
-            })
-          )
+    const withdraw = Effect.fn("Withdrawals.withdraw")(function* (input: WithdrawalInput) {
+      const { contracts, wallet } = yield* relayer
+      const id = newWithdrawalId()
+      const withdrawalRef = withdrawalRefOf(id)
+      const debited = yield* db(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const written = yield* ledger.withdraw(input.accountId, input.amountWei, id)
+            yield* sql`
+              INSERT INTO funding_withdrawals (id, account_id, to_address, amount_wei, withdrawal_ref, status)
+              VALUES (${id}, ${input.accountId}, ${input.to.toLowerCase()}, ${input.amountWei.toString()}, ${withdrawalRef}, 'sending')
+            `
+            return written
+          })
         )
-        const row = yield* findRow(id)
-        const refundWith = (failure: ChainFailure) =>
-          Effect.gen(function* () {
-            const refunded = yield* refund(id, `${failure.reason}: ${failure.message}`)
-            yield* Effect.logWarning("a withdrawal was refused; refunded").pipe(
-              Effect.annotateLogs({ withdrawalId: id, reason: failure.reason, message: failure.message })
-            )
-            return yield* Effect.fail(contractError(refunded, failure.reason, failure.message))
-          })
-        const leavePending = (message: string) =>
-          Effect.gen(function* () {
-            const pending = yield* findRow(id)
-            yield* Effect.logWarning("a withdrawal was sent but is not confirmed; it stays pending").pipe(
-              Effect.annotateLogs({ withdrawalId: id, txHash: pending.txHash, message })
-            )
-            return yield* Effect.fail(contractError(pending, "confirmation_pending", `${message} Withdrawal ${id} stays pending until the chain settles it; it is paid or refunded, never both.`))
-          })
+      )
+      const row = yield* findRow(id)
+      const refundWith = (failure: ChainFailure) =>
+        Effect.gen(function* () {
+          const refunded = yield* refund(id, `${failure.reason}: ${failure.message}`)
+          yield* Effect.logWarning("a withdrawal was refused; refunded").pipe(
+            Effect.annotateLogs({ withdrawalId: id, reason: failure.reason, message: failure.message })
+          )
+          return yield* Effect.fail(contractError(refunded, failure.reason, failure.message))
+        })
+      const leavePending = (message: string) =>
+        Effect.gen(function* () {
+          const pending = yield* findRow(id)
+          yield* Effect.logWarning("a withdrawal was sent but is not confirmed; it stays pending").pipe(
+            Effect.annotateLogs({ withdrawalId: id, txHash: pending.txHash, message })
+          )
+          return yield* Effect.fail(contractError(pending, "confirmation_pending", `${message} Withdrawal ${id} stays pending until the chain settles it; it is paid or refunded, never both.`))
+        })
 
-        const checked = yield* Effect.either(
-          chainCall("broadcast", () =>
-            client.simulateContract({
-              address: contracts.treasury,
-              abi: treasuryAbi,
-              functionName: "withdraw",
-              args: [input.to, input.amountWei, withdrawalRef],
-              account: wallet.account
-            })
-          ).pipe(Effect.zipRight(Effect.either(signRecordSend(row, wallet, contracts.treasury))))
+      const checked = yield* Effect.either(
+        chainCall("broadcast", () =>
+          client.simulateContract({
+            address: contracts.treasury,
+            abi: treasuryAbi,
+            functionName: "withdraw",
+            args: [input.to, input.amountWei, withdrawalRef],
+            account: wallet.account
+          })
+        ).pipe(Effect.zipRight(Effect.either(signRecordSend(row, wallet, contracts.treasury))))
+      )
+      if (checked._tag === "Left") return yield* refundWith(checked.left)
+      if (checked.right._tag === "Left") return yield* refundWith(checked.right.left)
+      const { txHash, sent } = checked.right.right
+      if (sent._tag === "Left") {
+        if (ambiguousSend(sent.left)) return yield* leavePending("The node did not answer the send.")
+        return yield* refundWith(chainFailureOf(sent.left, "broadcast"))
+      }
+      const receipt = yield* Effect.either(
+        chainCall("confirm", () =>
+          client.waitForTransactionReceipt({
+            hash: txHash,
+            confirmations: endpoint.confirmations,
+            timeout: config.chain.confirmationTimeoutMs,
+            pollingInterval: endpoint.embedded ? 50 : 1_000
+          })
         )
-        if (checked._tag === "Left") return yield* refundWith(checked.left)
-        if (checked.right._tag === "Left") return yield* refundWith(checked.right.left)
-        const { txHash, sent } = checked.right.right
-        if (sent._tag === "Left") {
-          if (ambiguousSend(sent.left)) return yield* leavePending("The node did not answer the send.")
-          return yield* refundWith(chainFailureOf(sent.left, "broadcast"))
-        }
-        const receipt = yield* Effect.either(
-          chainCall("confirm", () =>
-            client.waitForTransactionReceipt({
-              hash: txHash,
-              confirmations: endpoint.confirmations,
-              timeout: config.chain.confirmationTimeoutMs,
-              pollingInterval: endpoint.embedded ? 50 : 1_000
-            })
-          )
-        )
-        if (receipt._tag === "Left") return yield* leavePending(`Transaction ${txHash} is not confirmed yet.`)
-        if (receipt.right.status !== "success") {
-          return yield* refundWith(new ChainFailure({ reason: "contract_rejected", message: `withdrawal transaction ${txHash} reverted` }))
-        }
-        return { withdrawal: toWithdrawal(yield* confirm(id)), balanceWei: debited.balanceWei }
-      })
+      )
+      if (receipt._tag === "Left") return yield* leavePending(`Transaction ${txHash} is not confirmed yet.`)
+      if (receipt.right.status !== "success") {
+        return yield* refundWith(new ChainFailure({ reason: "contract_rejected", message: `withdrawal transaction ${txHash} reverted` }))
+      }
+      return { withdrawal: toWithdrawal(yield* confirm(id)), balanceWei: debited.balanceWei }
+    })
 
     /** Settles one open withdrawal from what the chain shows at its confirmed depth; Some(status) when it changed. */
     const settleOne = (row: WithdrawalRow, treasury: Hex) =>
@@ -349,26 +348,25 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
         }
       }
       return outcome satisfies SettleOutcome
-    })
+    }).pipe(Effect.withSpan("Withdrawals.settlePending"))
 
-    const list = (accountId: string, page: { readonly limit: number; readonly cursor: string | undefined }) =>
-      Effect.gen(function* () {
-        const rows = yield* orDieAtRepository(
-          SqlSchema.findAll({
-            Request: Schema.Void,
-            Result: WithdrawalRow,
-            execute: () => sql`
-              SELECT ${selectRow} FROM funding_withdrawals
-              WHERE account_id = ${accountId} ${page.cursor === undefined ? sql`` : sql`AND seq < ${page.cursor}`}
-              ORDER BY seq DESC LIMIT ${page.limit + 1}`
-          })(undefined)
-        )
-        const shown = rows.slice(0, page.limit)
-        return {
-          withdrawals: shown.map(toWithdrawal),
-          nextCursor: rows.length > page.limit ? shown[shown.length - 1]!.seq : null
-        }
-      })
+    const list = Effect.fn("Withdrawals.list")(function* (accountId: string, page: { readonly limit: number; readonly cursor: string | undefined }) {
+      const rows = yield* orDieAtRepository(
+        SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: WithdrawalRow,
+          execute: () => sql`
+            SELECT ${selectRow} FROM funding_withdrawals
+            WHERE account_id = ${accountId} ${page.cursor === undefined ? sql`` : sql`AND seq < ${page.cursor}`}
+            ORDER BY seq DESC LIMIT ${page.limit + 1}`
+        })(undefined)
+      )
+      const shown = rows.slice(0, page.limit)
+      return {
+        withdrawals: shown.map(toWithdrawal),
+        nextCursor: rows.length > page.limit ? shown[shown.length - 1]!.seq : null
+      }
+    })
 
     return { withdraw, settlePending, list } as const
   })

@@ -324,29 +324,28 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       )
 
     /** Plans, then hands the request to its detached fiber and waits for the reply to start. */
-    const serve = (call: InferenceCall): Effect.Effect<Reply, ServeFailure> =>
-      Effect.gen(function* () {
-        const rate = yield* admit(call.apiKey)
-        const planned = yield* planner.plan(call)
-        const reply = yield* Deferred.make<Reply, ServeFailure>()
-        // Not the client's to interrupt (FiberSet.run forks outside the caller); inside, races and timeouts still work.
-        yield* FiberSet.run(
-          inFlight,
-          Effect.catchAllCause(answer(call, planned, rate, reply), (cause) =>
-            Effect.flatMap(Deferred.isDone(reply), (started): Effect.Effect<unknown> => {
-              if (started) return Effect.logError("an inference request failed after its answer started", cause)
-              // A refusal (no capacity, a vendor refusing the request, a cap...) is the client's answer; the hold was
-              // released when the request's scope closed, before this.
-              const refusal = Cause.failureOption(cause)
-              return Option.isSome(refusal)
-                ? Deferred.fail(reply, refusal.value)
-                : Effect.logError("an inference request failed unexpectedly", cause).pipe(
-                  Effect.zipRight(Deferred.fail(reply, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
-                )
-            }))
-        )
-        return yield* Deferred.await(reply)
-      })
+    const serve = Effect.fn("Exchange.serve")(function* (call: InferenceCall): Effect.fn.Return<Reply, ServeFailure> {
+      const rate = yield* admit(call.apiKey)
+      const planned = yield* planner.plan(call)
+      const reply = yield* Deferred.make<Reply, ServeFailure>()
+      // Not the client's to interrupt (FiberSet.run forks outside the caller); inside, races and timeouts still work.
+      yield* FiberSet.run(
+        inFlight,
+        Effect.catchAllCause(answer(call, planned, rate, reply), (cause) =>
+          Effect.flatMap(Deferred.isDone(reply), (started): Effect.Effect<unknown> => {
+            if (started) return Effect.logError("an inference request failed after its answer started", cause)
+            // A refusal (no capacity, a vendor refusing the request, a cap...) is the client's answer; the hold was
+            // released when the request's scope closed, before this.
+            const refusal = Cause.failureOption(cause)
+            return Option.isSome(refusal)
+              ? Deferred.fail(reply, refusal.value)
+              : Effect.logError("an inference request failed unexpectedly", cause).pipe(
+                Effect.zipRight(Deferred.fail(reply, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
+              )
+          }))
+      )
+      return yield* Deferred.await(reply)
+    })
 
     return { serve, routable: planner.routable } as const
   }),

@@ -121,16 +121,15 @@ export class GenerationLogs extends Effect.Service<GenerationLogs>()("Generation
     }
 
     /** One page, newest first; a cursor that is not one of ours is refused (422 naming `cursor`). */
-    const list = (accountId: string, query: LogQuery): Effect.Effect<LogPage, ValidationFailed> =>
-      Effect.gen(function* () {
-        yield* Either.match(checkRange(query.from, query.to), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const after = yield* Either.match(parseCursor(query.cursor), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const rows = yield* orDieAtRepository(page(accountId, query, after))
-        const more = rows.length > query.limit
-        const shown = more ? rows.slice(0, query.limit) : rows
-        const last = shown[shown.length - 1]
-        return { rows: shown, nextCursor: more && last !== undefined ? encodeCursor({ at: last.cursorAt, id: last.id }) : null }
-      })
+    const list = Effect.fn("GenerationLogs.list")(function* (accountId: string, query: LogQuery): Effect.fn.Return<LogPage, ValidationFailed> {
+      yield* Either.match(checkRange(query.from, query.to), { onLeft: Effect.fail, onRight: Effect.succeed })
+      const after = yield* Either.match(parseCursor(query.cursor), { onLeft: Effect.fail, onRight: Effect.succeed })
+      const rows = yield* orDieAtRepository(page(accountId, query, after))
+      const more = rows.length > query.limit
+      const shown = more ? rows.slice(0, query.limit) : rows
+      const last = shown[shown.length - 1]
+      return { rows: shown, nextCursor: more && last !== undefined ? encodeCursor({ at: last.cursorAt, id: last.id }) : null }
+    })
 
     // Only columns the account index carries (migration 0018): each day is an index-only range scan.
     const sums = sql.literal(`count(*)::text AS requests, sum(charge_wei)::text AS charge_wei,
@@ -177,35 +176,34 @@ export class GenerationLogs extends Effect.Service<GenerationLogs>()("Generation
     }
 
     /** Spend and tokens per UTC day of the window; totals per day and per group are summed here, exactly. */
-    const activity = (
+    const activity = Effect.fn("GenerationLogs.activity")(function* (
       accountId: string,
       query: { readonly by: ActivitySplit; readonly from?: Date | undefined; readonly to?: Date | undefined; readonly days?: number | undefined }
-    ): Effect.Effect<Activity, ValidationFailed> =>
-      Effect.gen(function* () {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const window = yield* Either.match(activityWindow(query, now), { onLeft: Effect.fail, onRight: Effect.succeed })
-        const rows = yield* orDieAtRepository(cells(accountId, window, query.by))
-        const perDay = new Map<string, Figures>(daysOf(window).map((day) => [day, ZERO]))
-        const perGroup = new Map<string | null, { label: string | null; figures: Figures }>()
-        for (const row of rows) {
-          const figures = figuresOf(row)
-          perDay.set(row.day, add(perDay.get(row.day) ?? ZERO, figures))
-          const group = perGroup.get(row.grp)
-          perGroup.set(row.grp, { label: group?.label ?? row.label, figures: add(group?.figures ?? ZERO, figures) })
-        }
-        const byDay = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
-        return {
-          by: query.by,
-          window,
-          days: [...perDay].sort(([a], [b]) => byDay(a, b)).map(([day, figures]) => ({ day, ...figures })),
-          groups: [...perGroup]
-            .map(([group, { figures, label }]) => ({ group, label, ...figures }))
-            .sort((a, b) => (a.chargeWei === b.chargeWei ? byDay(a.group ?? "", b.group ?? "") : a.chargeWei > b.chargeWei ? -1 : 1)),
-          series: [...rows]
-            .sort((a, b) => byDay(a.day, b.day) || byDay(a.grp ?? "", b.grp ?? ""))
-            .map((row) => ({ day: row.day, group: row.grp, ...figuresOf(row) }))
-        }
-      })
+    ): Effect.fn.Return<Activity, ValidationFailed> {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const window = yield* Either.match(activityWindow(query, now), { onLeft: Effect.fail, onRight: Effect.succeed })
+      const rows = yield* orDieAtRepository(cells(accountId, window, query.by))
+      const perDay = new Map<string, Figures>(daysOf(window).map((day) => [day, ZERO]))
+      const perGroup = new Map<string | null, { label: string | null; figures: Figures }>()
+      for (const row of rows) {
+        const figures = figuresOf(row)
+        perDay.set(row.day, add(perDay.get(row.day) ?? ZERO, figures))
+        const group = perGroup.get(row.grp)
+        perGroup.set(row.grp, { label: group?.label ?? row.label, figures: add(group?.figures ?? ZERO, figures) })
+      }
+      const byDay = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+      return {
+        by: query.by,
+        window,
+        days: [...perDay].sort(([a], [b]) => byDay(a, b)).map(([day, figures]) => ({ day, ...figures })),
+        groups: [...perGroup]
+          .map(([group, { figures, label }]) => ({ group, label, ...figures }))
+          .sort((a, b) => (a.chargeWei === b.chargeWei ? byDay(a.group ?? "", b.group ?? "") : a.chargeWei > b.chargeWei ? -1 : 1)),
+        series: [...rows]
+          .sort((a, b) => byDay(a.day, b.day) || byDay(a.grp ?? "", b.grp ?? ""))
+          .map((row) => ({ day: row.day, group: row.grp, ...figuresOf(row) }))
+      }
+    })
 
     return { list, activity } as const
   })

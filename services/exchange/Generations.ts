@@ -153,8 +153,9 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
     })
 
     /** A generation of this account; None for another account's (indistinguishable from none). */
-    const find = (accountId: string, id: string): Effect.Effect<Option.Option<GenerationRow>> =>
-      orDieAtRepository(findOne({ id, accountId }))
+    const find = Effect.fn("Generations.find")(function* (accountId: string, id: string): Effect.fn.Return<Option.Option<GenerationRow>> {
+      return yield* orDieAtRepository(findOne({ id, accountId }))
+    })
 
     const cacheSums = SqlSchema.single({
       Request: Schema.String,
@@ -166,22 +167,23 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
     })
 
     /** The account's cumulative cache counters; each null until some request recorded a non-zero count of it. */
-    const cacheTotals = (accountId: string): Effect.Effect<CacheTotals> =>
-      orDieAtRepository(
+    const cacheTotals = Effect.fn("Generations.cacheTotals")(function* (accountId: string): Effect.fn.Return<CacheTotals> {
+      return yield* orDieAtRepository(
         Effect.map(cacheSums(accountId), (row) => ({
           cachedInputTokens: row.read === null ? null : Number(row.read),
           cacheWrite5mTokens: row.w5 === null ? null : Number(row.w5),
           cacheWrite1hTokens: row.w1 === null ? null : Number(row.w1)
         }))
       )
+    })
 
     /**
      * What the account's requests since `since` were charged, grouped by the model that served them, the credential
      * (key or app grant id; null for none) or the UTC day: biggest first, days in order.
      */
-    const spendBreakdown = (accountId: string, since: Date, by: SpendGrouping): Effect.Effect<ReadonlyArray<SpendGroup>> => {
+    const spendBreakdown = Effect.fn("Generations.spendBreakdown")(function* (accountId: string, since: Date, by: SpendGrouping): Effect.fn.Return<ReadonlyArray<SpendGroup>> {
       const group = by === "model" ? sql`model_used` : by === "key" ? sql`api_key_id` : sql`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
-      return orDieAtRepository(
+      return yield* orDieAtRepository(
         SqlSchema.findAll({
           Request: Schema.Void,
           Result: Schema.Struct({ bucket: Schema.NullOr(Schema.String), chargeWei: Schema.BigInt, requests: Schema.NumberFromString }),
@@ -192,7 +194,7 @@ export class Generations extends Effect.Service<Generations>()("Generations", {
             ORDER BY ${by === "day" ? sql`1` : sql`sum(charge_wei) DESC, 1`}`
         })(undefined)
       )
-    }
+    })
 
     return { insertBills, find, cacheTotals, spendBreakdown } as const
   })

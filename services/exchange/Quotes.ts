@@ -70,90 +70,88 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
     const providers = yield* Providers
     const autoRouter = yield* AutoRouter
 
-    const quote = (request: QuoteRequest) =>
-      Effect.gen(function* () {
-        const { snap, catalog } = yield* exchange.routable
-        const chat = describedRequest(request)
-        const planned = yield* Either.mapLeft(
-          planCandidates(catalog, { model: request.model, routingBias: request.routingBias }, chat, []),
-          asQueryRefusal
-        ).pipe(
-          // A quote is made for no key, so no allowedModels restricts it.
-          Effect.catchTag("ModelRestricted", Effect.die)
-        )
-        const windowed = yield* Either.mapLeft(checkWindows(planned, () => request.promptTokens), (failure) =>
-          new ValidationFailed({ message: failure.message, param: "promptTokens" })
-        )
-        const tokens = request.promptTokens + request.completionTokens
-        const budgeted = yield* Either.mapLeft(
-          checkKeyBudgets(windowed, () => tokens, (m) => providers.largestKeyBudget(m.provider.name)),
-          (failure) => new ValidationFailed({ message: failure.message, param: "completionTokens" })
-        )
-        const peg = snap.inputs.pegUsd18
-        const now = yield* Clock.currentTimeMillis
-        const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens, now)
-        const plan = budgeted.auto
-          ? yield* autoRouter.choose({
-            plan: budgeted,
-            hasCapacity,
-            price: (m) => holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg),
-            bias: request.routingBias
-          })
-          : budgeted
-        const chosen = plan.candidates.find(hasCapacity)
-        if (chosen === undefined) {
-          return yield* new ServiceUnavailable({ message: "No model has serving capacity for this request right now." })
-        }
-        const bill = priceUsage(chosen.listing.price, { freshInput: request.promptTokens, output: request.completionTokens }, peg)
-        const reserved = plan.candidates.reduce((max, m) => {
-          const wei = holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg)
-          return wei > max ? wei : max
-        }, 0n)
-        return {
-          model: request.model ?? "auto",
-          resolvedModel: chosen.key,
-          promptTokens: request.promptTokens,
-          completionTokens: request.completionTokens,
-          creditsCost: credits(bill.chargeWei),
-          creditsWei: bill.chargeWei.toString(),
-          usdCost: Number(applyMarkup(Usd18(bill.subtotalUsd18))) / Number(USD18_SCALE),
-          reservedWei: reserved.toString(),
-          tierFromInputTokens: bill.tierFromInputTokens,
-          chooser: plan.chooser
-        } satisfies Quote
-      })
+    const quote = Effect.fn("Quotes.quote")(function* (request: QuoteRequest) {
+      const { snap, catalog } = yield* exchange.routable
+      const chat = describedRequest(request)
+      const planned = yield* Either.mapLeft(
+        planCandidates(catalog, { model: request.model, routingBias: request.routingBias }, chat, []),
+        asQueryRefusal
+      ).pipe(
+        // A quote is made for no key, so no allowedModels restricts it.
+        Effect.catchTag("ModelRestricted", Effect.die)
+      )
+      const windowed = yield* Either.mapLeft(checkWindows(planned, () => request.promptTokens), (failure) =>
+        new ValidationFailed({ message: failure.message, param: "promptTokens" })
+      )
+      const tokens = request.promptTokens + request.completionTokens
+      const budgeted = yield* Either.mapLeft(
+        checkKeyBudgets(windowed, () => tokens, (m) => providers.largestKeyBudget(m.provider.name)),
+        (failure) => new ValidationFailed({ message: failure.message, param: "completionTokens" })
+      )
+      const peg = snap.inputs.pegUsd18
+      const now = yield* Clock.currentTimeMillis
+      const hasCapacity = (m: RoutableModel) => providers.hasCapacity(m.provider.name, tokens, now)
+      const plan = budgeted.auto
+        ? yield* autoRouter.choose({
+          plan: budgeted,
+          hasCapacity,
+          price: (m) => holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg),
+          bias: request.routingBias
+        })
+        : budgeted
+      const chosen = plan.candidates.find(hasCapacity)
+      if (chosen === undefined) {
+        return yield* new ServiceUnavailable({ message: "No model has serving capacity for this request right now." })
+      }
+      const bill = priceUsage(chosen.listing.price, { freshInput: request.promptTokens, output: request.completionTokens }, peg)
+      const reserved = plan.candidates.reduce((max, m) => {
+        const wei = holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg)
+        return wei > max ? wei : max
+      }, 0n)
+      return {
+        model: request.model ?? "auto",
+        resolvedModel: chosen.key,
+        promptTokens: request.promptTokens,
+        completionTokens: request.completionTokens,
+        creditsCost: credits(bill.chargeWei),
+        creditsWei: bill.chargeWei.toString(),
+        usdCost: Number(applyMarkup(Usd18(bill.subtotalUsd18))) / Number(USD18_SCALE),
+        reservedWei: reserved.toString(),
+        tierFromInputTokens: bill.tierFromInputTokens,
+        chooser: plan.chooser
+      } satisfies Quote
+    })
 
     /** Every catalog model with whether it can be served now (for this key's allowedModels when one is given). */
-    const availability = (allowedModels: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
-        const { snap, catalog } = yield* exchange.routable
-        const allowed = new Set(allowedModels.map((m) => m.toLowerCase()))
-        const now = yield* Clock.currentTimeMillis
-        const servable = (key: string) => {
-          const model = catalog.models.get(key)
-          return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1, now)
-        }
-        // What `auto` resolves to now for a small request (no pin, no control arm); null when nothing can serve.
-        const planned = planCandidates(catalog, {}, describedRequest({ reasoningRequested: false, toolsPresent: false, completionTokens: 1 }), allowedModels)
-        const chosen = Either.isLeft(planned)
-          ? undefined
-          : yield* Effect.either(
-            autoRouter.choose({
-              plan: planned.right,
-              hasCapacity: (m) => servable(m.key),
-              price: (m) => holdWei(m.listing.price, { inputTokens: 1, outputTokens: 1 }, snap.inputs.pegUsd18),
-              bias: undefined
-            })
-          )
-        const first = chosen === undefined || Either.isLeft(chosen) ? undefined : chosen.right.candidates[0]
-        const auto = first === undefined ? null : { id: first.key }
-        return {
-          computedAt: new Date(now).toISOString(),
-          ttlSeconds: AVAILABILITY_TTL_SECONDS,
-          models: snap.inputs.catalog.map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
-          auto
-        } satisfies Availability
-      })
+    const availability = Effect.fn("Quotes.availability")(function* (allowedModels: ReadonlyArray<string>) {
+      const { snap, catalog } = yield* exchange.routable
+      const allowed = new Set(allowedModels.map((m) => m.toLowerCase()))
+      const now = yield* Clock.currentTimeMillis
+      const servable = (key: string) => {
+        const model = catalog.models.get(key)
+        return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1, now)
+      }
+      // What `auto` resolves to now for a small request (no pin, no control arm); null when nothing can serve.
+      const planned = planCandidates(catalog, {}, describedRequest({ reasoningRequested: false, toolsPresent: false, completionTokens: 1 }), allowedModels)
+      const chosen = Either.isLeft(planned)
+        ? undefined
+        : yield* Effect.either(
+          autoRouter.choose({
+            plan: planned.right,
+            hasCapacity: (m) => servable(m.key),
+            price: (m) => holdWei(m.listing.price, { inputTokens: 1, outputTokens: 1 }, snap.inputs.pegUsd18),
+            bias: undefined
+          })
+        )
+      const first = chosen === undefined || Either.isLeft(chosen) ? undefined : chosen.right.candidates[0]
+      const auto = first === undefined ? null : { id: first.key }
+      return {
+        computedAt: new Date(now).toISOString(),
+        ttlSeconds: AVAILABILITY_TTL_SECONDS,
+        models: snap.inputs.catalog.map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
+        auto
+      } satisfies Availability
+    })
 
     return { quote, availability } as const
   })

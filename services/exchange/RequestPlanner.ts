@@ -74,69 +74,68 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
     // The routable catalog is built with the oracle's snapshot, once per change of it.
     const routable = Effect.map(snapshots.current, (snap) => ({ snap, catalog: snap.routableCatalog }))
 
-    const plan = (call: InferenceCall) =>
-      Effect.gen(function* () {
-        const { snap, catalog } = yield* routable
-        const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
-        const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels, call.format)
-        const input = makeInputEstimator(chat, providers.tokenRatio)
-        // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
-        if (!planned.auto) yield* input.countWithVendors(planned.candidates)
-        const outputTokens = estimateOutputTokens(chat)
-        // The window and the key budgets are limits: a byte bound within one decides without the tokenizer.
-        const windowed = yield* Either.flatMap(
-          checkWindows(planned, (m) => input.upTo(m, m.card.maxInputTokens ?? Infinity)),
-          (plan) =>
-            checkKeyBudgets(plan, (m) => {
-              const budget = providers.largestKeyBudget(m.provider.name)
-              return input.upTo(m, budget - outputTokens) + outputTokens
-            }, (m) => providers.largestKeyBudget(m.provider.name))
-        )
-        const peg = snap.inputs.pegUsd18
-        const conversationId = planned.auto ? call.route.conversationId : undefined
-        const now = yield* Clock.currentTimeMillis
-        const pin = conversationId === undefined
-          ? undefined
-          : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
-        // `auto` tries at most AUTO_ATTEMPTS models that have capacity now, chosen by a pin, the operator's list or the
-        // engine; the hold covers the costliest of those. Its choice weighs prices, so it takes the count.
-        const chosen = planned.auto
-          ? yield* autoRouter.choose({
-            plan: windowed,
-            hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
-            price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
-            bias: call.route.routingBias,
-            send: { pinnedModel: pin?.modelKey, conversationId }
-          })
-          : windowed
-        if (chosen.auto) yield* input.countWithVendors(chosen.candidates)
-        if (chosen.candidates.length === 0) {
-          // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
-          return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
-        }
-        const holdOf = (tokensOf: (m: RoutableModel) => number) =>
-          chosen.candidates.reduce((max, m) => {
-            const wei = holdWei(m.listing.price, { inputTokens: tokensOf(m), outputTokens }, peg)
-            return wei > max ? wei : max
-          }, 1n)
-        // A large input is held at its bound when the account was last seen with room for OVERLAP_HOLDS such holds:
-        // the reservation is then admitted whichever of the two it holds, the settlement returns the excess, and the
-        // tokenizer never runs on the request path (the key pools count the bound until the vendor's usage replaces it).
-        const bounded = !chosen.auto && input.boundO200k >= ALWAYS_COUNT_BELOW && headroom.allows(call.apiKey.accountId, holdOf(input.bound))
-        const inputTokensOf = bounded ? input.bound : input.of
-        return {
-          chat,
-          plan: chosen,
-          inputTokensOf,
-          countedInputTokensOf: input.of,
-          outputTokens,
-          holdWei: holdOf(inputTokensOf),
-          pegUsd18: peg,
-          revision: latestRevision(snap.inputs),
-          conversationId,
-          pin
-        } satisfies PlannedRequest
-      })
+    const plan = Effect.fn("RequestPlanner.plan")(function* (call: InferenceCall) {
+      const { snap, catalog } = yield* routable
+      const chat: ChatRequest = { ...call.chat, userFingerprint: fingerprint(call.endUser) }
+      const planned = yield* planCandidates(catalog, call.route, chat, call.apiKey.allowedModels, call.format)
+      const input = makeInputEstimator(chat, providers.tokenRatio)
+      // Named models are counted by their vendors before the window check; `auto` once narrowed (below).
+      if (!planned.auto) yield* input.countWithVendors(planned.candidates)
+      const outputTokens = estimateOutputTokens(chat)
+      // The window and the key budgets are limits: a byte bound within one decides without the tokenizer.
+      const windowed = yield* Either.flatMap(
+        checkWindows(planned, (m) => input.upTo(m, m.card.maxInputTokens ?? Infinity)),
+        (plan) =>
+          checkKeyBudgets(plan, (m) => {
+            const budget = providers.largestKeyBudget(m.provider.name)
+            return input.upTo(m, budget - outputTokens) + outputTokens
+          }, (m) => providers.largestKeyBudget(m.provider.name))
+      )
+      const peg = snap.inputs.pegUsd18
+      const conversationId = planned.auto ? call.route.conversationId : undefined
+      const now = yield* Clock.currentTimeMillis
+      const pin = conversationId === undefined
+        ? undefined
+        : Option.getOrUndefined(yield* autoRouter.findPin(call.apiKey.accountId, conversationId, call.route.routingBias))
+      // `auto` tries at most AUTO_ATTEMPTS models that have capacity now, chosen by a pin, the operator's list or the
+      // engine; the hold covers the costliest of those. Its choice weighs prices, so it takes the count.
+      const chosen = planned.auto
+        ? yield* autoRouter.choose({
+          plan: windowed,
+          hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
+          price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
+          bias: call.route.routingBias,
+          send: { pinnedModel: pin?.modelKey, conversationId }
+        })
+        : windowed
+      if (chosen.auto) yield* input.countWithVendors(chosen.candidates)
+      if (chosen.candidates.length === 0) {
+        // Only `auto` drops candidates here (SPEC Model selection 3: no model with capacity is 503).
+        return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
+      }
+      const holdOf = (tokensOf: (m: RoutableModel) => number) =>
+        chosen.candidates.reduce((max, m) => {
+          const wei = holdWei(m.listing.price, { inputTokens: tokensOf(m), outputTokens }, peg)
+          return wei > max ? wei : max
+        }, 1n)
+      // A large input is held at its bound when the account was last seen with room for OVERLAP_HOLDS such holds:
+      // the reservation is then admitted whichever of the two it holds, the settlement returns the excess, and the
+      // tokenizer never runs on the request path (the key pools count the bound until the vendor's usage replaces it).
+      const bounded = !chosen.auto && input.boundO200k >= ALWAYS_COUNT_BELOW && headroom.allows(call.apiKey.accountId, holdOf(input.bound))
+      const inputTokensOf = bounded ? input.bound : input.of
+      return {
+        chat,
+        plan: chosen,
+        inputTokensOf,
+        countedInputTokensOf: input.of,
+        outputTokens,
+        holdWei: holdOf(inputTokensOf),
+        pegUsd18: peg,
+        revision: latestRevision(snap.inputs),
+        conversationId,
+        pin
+      } satisfies PlannedRequest
+    })
 
     return { plan, routable } as const
   })

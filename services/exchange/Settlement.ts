@@ -103,68 +103,67 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
       maxBatch: MAX_BATCH
     })
 
-    const settle = (request: SettleRequest): Effect.Effect<Settled> =>
-      Effect.gen(function* () {
-        const { usage, estimated } = billedUsage(request.result.usage, request.result, request.estimatedInputTokens, request.completed)
-        const point = request.served.listing.price
-        const bill = priceUsage(point, usage, request.pegUsd18)
-        const row: GenerationRow = {
-          id: request.requestId,
-          accountId: request.accountId,
-          apiKeyId: request.apiKeyId,
-          inboundFormat: request.format,
-          stream: request.stream,
-          status: request.completed ? "completed" : "interrupted",
-          modelRequested: request.modelRequested,
-          modelUsed: request.served.key,
-          provider: request.served.provider.name,
-          upstreamKey: request.upstreamKey,
-          chooser: request.chooser,
-          usage: {
-            freshInput: usage.freshInput ?? null,
-            cacheRead: usage.cacheRead ?? null,
-            cacheWrite5m: usage.cacheWrite5m ?? null,
-            cacheWrite1h: usage.cacheWrite1h ?? null,
-            output: usage.output ?? null,
-            reasoning: usage.reasoning ?? null,
-            source: estimated ? "partly_estimated" : "vendor"
-          },
-          bill: {
-            legs: bill.legs.map((leg) => ({
-              kind: leg.kind,
-              tokens: leg.tokens,
-              rateUsd18PerMillion: leg.rateUsd18PerMillion.toString(),
-              provenance: leg.provenance,
-              pricedAs: leg.pricedAs
-            })),
-            tierFromInputTokens: bill.tierFromInputTokens,
-            subtotalUsd18: bill.subtotalUsd18.toString(),
-            markup: { numerator: Number(ROUTING_MARKUP.numerator), denominator: Number(ROUTING_MARKUP.denominator) },
-            pegUsd18: request.pegUsd18.toString(),
-            priceEffectiveFrom: point.effectiveFrom.toISOString(),
-            priceObservedAt: request.served.listing.price.observedAt.toISOString(),
-            revision: request.revision === undefined
-              ? null
-              : { revisionVersion: request.revision.revisionVersion, metadataHash: request.revision.metadataHash }
-          },
-          attempts: request.attempts,
-          holdWei: request.holdWei,
+    const settle = Effect.fn("Settlement.settle")(function* (request: SettleRequest): Effect.fn.Return<Settled> {
+      const { usage, estimated } = billedUsage(request.result.usage, request.result, request.estimatedInputTokens, request.completed)
+      const point = request.served.listing.price
+      const bill = priceUsage(point, usage, request.pegUsd18)
+      const row: GenerationRow = {
+        id: request.requestId,
+        accountId: request.accountId,
+        apiKeyId: request.apiKeyId,
+        inboundFormat: request.format,
+        stream: request.stream,
+        status: request.completed ? "completed" : "interrupted",
+        modelRequested: request.modelRequested,
+        modelUsed: request.served.key,
+        provider: request.served.provider.name,
+        upstreamKey: request.upstreamKey,
+        chooser: request.chooser,
+        usage: {
+          freshInput: usage.freshInput ?? null,
+          cacheRead: usage.cacheRead ?? null,
+          cacheWrite5m: usage.cacheWrite5m ?? null,
+          cacheWrite1h: usage.cacheWrite1h ?? null,
+          output: usage.output ?? null,
+          reasoning: usage.reasoning ?? null,
+          source: estimated ? "partly_estimated" : "vendor"
+        },
+        bill: {
+          legs: bill.legs.map((leg) => ({
+            kind: leg.kind,
+            tokens: leg.tokens,
+            rateUsd18PerMillion: leg.rateUsd18PerMillion.toString(),
+            provenance: leg.provenance,
+            pricedAs: leg.pricedAs
+          })),
+          tierFromInputTokens: bill.tierFromInputTokens,
+          subtotalUsd18: bill.subtotalUsd18.toString(),
+          markup: { numerator: Number(ROUTING_MARKUP.numerator), denominator: Number(ROUTING_MARKUP.denominator) },
+          pegUsd18: request.pegUsd18.toString(),
+          priceEffectiveFrom: point.effectiveFrom.toISOString(),
+          priceObservedAt: request.served.listing.price.observedAt.toISOString(),
+          revision: request.revision === undefined
+            ? null
+            : { revisionVersion: request.revision.revisionVersion, metadataHash: request.revision.metadataHash }
+        },
+        attempts: request.attempts,
+        holdWei: request.holdWei,
+        chargeWei: bill.chargeWei,
+        createdAt: request.createdAt,
+        settledAt: new Date(yield* Clock.currentTimeMillis)
+      }
+      // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none. Charged
+      // whether or not the hold is still there, and once by request id.
+      const settlement = yield* batches.submit({
+        input: {
+          requestId: request.requestId,
           chargeWei: bill.chargeWei,
-          createdAt: request.createdAt,
-          settledAt: new Date(yield* Clock.currentTimeMillis)
-        }
-        // The charge, the hold's closing and the bill are one statement (one transaction): all of it or none. Charged
-        // whether or not the hold is still there, and once by request id.
-        const settlement = yield* batches.submit({
-          input: {
-            requestId: request.requestId,
-            chargeWei: bill.chargeWei,
-            chargeTo: { accountId: request.accountId, apiKeyId: request.apiKeyId, memberCfId: request.memberCfId }
-          },
-          bill: row
-        }).pipe(Effect.orDie)
-        return { bill, usage, settlement }
-      })
+          chargeTo: { accountId: request.accountId, apiKeyId: request.apiKeyId, memberCfId: request.memberCfId }
+        },
+        bill: row
+      }).pipe(Effect.orDie)
+      return { bill, usage, settlement }
+    })
 
     return { settle } as const
   })

@@ -71,60 +71,59 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
     const upstream = yield* UpstreamCalls
 
     /** Tries each candidate's keys in order until one answers; the attempts are returned either way. */
-    const route = ({ chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.Effect<Routed, ValidationFailed> =>
-      Effect.gen(function* () {
-        const attempts: Array<Attempt> = []
-        for (const model of plan.candidates) {
-          if (providers.pool(model.provider.name) === undefined) continue
-          const tried = new Set<string>()
-          const tokens = inputTokensOf(model) + outputTokens
-          for (;;) {
-            const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
-            if (admission === undefined) {
-              attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
-              break
-            }
-            tried.add(admission.key.id)
-            const started = yield* Clock.currentTimeMillis
-            const outcome = yield* Effect.either(
-              upstream.call(chat, {
-                provider: model.provider,
-                key: admission.key,
-                upstreamModel: model.card.sdkId,
-                vendor: model.vendor,
-                traits: model.traits,
-                defaultMaxTokens: outputTokens,
-                firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
-              }, stream)
-            )
-            const ended = yield* Clock.currentTimeMillis
-            if (Either.isRight(outcome)) {
-              attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
-              return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }
-            }
-            const failure = outcome.left
-            attempts.push({
-              model: model.key,
-              provider: model.provider.name,
-              key: admission.key.id,
-              outcome: failure.kind,
-              status: failure.status ?? null,
-              message: failure.message,
-              ms: ended - started
-            })
-            const kind = failureKind(failure)
-            if (kind === undefined) {
-              admission.reconcile(0)
-              return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
-            }
-            yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, ended))
-            yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
-              Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
-            )
+    const route = Effect.fn("UpstreamRouter.route")(function* ({ chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.fn.Return<Routed, ValidationFailed> {
+      const attempts: Array<Attempt> = []
+      for (const model of plan.candidates) {
+        if (providers.pool(model.provider.name) === undefined) continue
+        const tried = new Set<string>()
+        const tokens = inputTokensOf(model) + outputTokens
+        for (;;) {
+          const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
+          if (admission === undefined) {
+            attempts.push({ model: model.key, provider: model.provider.name, key: null, outcome: "no_capacity", status: null, message: null, ms: 0 })
+            break
           }
+          tried.add(admission.key.id)
+          const started = yield* Clock.currentTimeMillis
+          const outcome = yield* Effect.either(
+            upstream.call(chat, {
+              provider: model.provider,
+              key: admission.key,
+              upstreamModel: model.card.sdkId,
+              vendor: model.vendor,
+              traits: model.traits,
+              defaultMaxTokens: outputTokens,
+              firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
+            }, stream)
+          )
+          const ended = yield* Clock.currentTimeMillis
+          if (Either.isRight(outcome)) {
+            attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
+            return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }
+          }
+          const failure = outcome.left
+          attempts.push({
+            model: model.key,
+            provider: model.provider.name,
+            key: admission.key.id,
+            outcome: failure.kind,
+            status: failure.status ?? null,
+            message: failure.message,
+            ms: ended - started
+          })
+          const kind = failureKind(failure)
+          if (kind === undefined) {
+            admission.reconcile(0)
+            return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
+          }
+          yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, ended))
+          yield* Effect.logWarning("an upstream attempt failed; trying the next key or model").pipe(
+            Effect.annotateLogs({ model: model.key, key: admission.key.id, kind: failure.kind, status: failure.status ?? "", message: failure.message })
+          )
         }
-        return { attempts, served: Option.none<Served>() }
-      })
+      }
+      return { attempts, served: Option.none<Served>() }
+    })
 
     return { route } as const
   })

@@ -59,7 +59,8 @@ export class ChainSync extends Effect.Service<ChainSync>()("ChainSync", {
           Effect.logWarning("chain sync failed; serving from the database").pipe(Effect.annotateLogs({ reason: failure.reason }))
         )
       ),
-      Effect.option
+      Effect.option,
+      Effect.withSpan("ChainSync.sync")
     )
 
     return { sync } as const

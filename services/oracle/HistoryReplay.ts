@@ -75,7 +75,7 @@ export class HistoryReplay extends Effect.Service<HistoryReplay>()("HistoryRepla
       yield* control.persist
       if (published > 0) yield* Effect.logInfo(`history replayed: ${published} revisions published`)
       return published
-    })
+    }).pipe(Effect.withSpan("HistoryReplay.replay"))
 
     return { replay } as const
   })

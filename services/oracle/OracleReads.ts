@@ -65,99 +65,101 @@ export class OracleReads extends Effect.Service<OracleReads>()("OracleReads", {
 
     return {
       /** The SCU now, typed (for a program embedding the oracle); None before the first confirmed revision. */
-      scu: Effect.map(snapshot, (snap) => Option.fromNullable(snap.scu)),
+      scu: Effect.map(snapshot, (snap) => Option.fromNullable(snap.scu)).pipe(Effect.withSpan("OracleReads.scu")),
 
       /** A pre-serialized body; undefined when there is nothing to serve yet (204). */
-      body: (name: BodyName) => Effect.map(snapshot, (snap) => snap.bodies[name]),
+      body: Effect.fn("OracleReads.body")(function* (name: BodyName) {
+        return yield* Effect.map(snapshot, (snap) => snap.bodies[name])
+      }),
 
-      model: (key: string) => Effect.flatMap(snapshot, (snap) => found(snap.lookups.model(key))),
+      model: Effect.fn("OracleReads.model")(function* (key: string) {
+        return yield* Effect.flatMap(snapshot, (snap) => found(snap.lookups.model(key)))
+      }),
 
-      priceAt: (key: string, date: Date) =>
-        Effect.gen(function* () {
-          const snap = yield* snapshot
-          const model = yield* found(snap.lookups.tracked(key))
-          const at = yield* notInFuture("date", date)
-          const point = priceAt(model.modelKey, at, snap.inputs.revisions, model.history, model.family)
-          if (point === undefined) return yield* Effect.fail(new NotFound({ message: `no price for ${model.modelKey} at ${at.toISOString()}` }))
-          return priceAtView(point)
-        }),
+      priceAt: Effect.fn("OracleReads.priceAt")(function* (key: string, date: Date) {
+        const snap = yield* snapshot
+        const model = yield* found(snap.lookups.tracked(key))
+        const at = yield* notInFuture("date", date)
+        const point = priceAt(model.modelKey, at, snap.inputs.revisions, model.history, model.family)
+        if (point === undefined) return yield* Effect.fail(new NotFound({ message: `no price for ${model.modelKey} at ${at.toISOString()}` }))
+        return priceAtView(point)
+      }),
 
-      priceHistory: (key: string, query: RangeQuery) =>
-        Effect.gen(function* () {
-          const snap = yield* snapshot
-          const model = yield* found(snap.lookups.tracked(key))
-          if (model.history.length === 0 && !model.everAttested) {
-            return yield* Effect.fail(new NotFound({ message: `no attested or catalog price for ${model.modelKey}` }))
-          }
-          const series = yield* seriesQuery(query)
-          return priceHistory({
-            modelKey: model.modelKey,
-            revisions: snap.inputs.revisions,
-            history: model.history,
-            family: model.family,
-            ...series,
-            now: yield* now
-          })
-        }),
+      priceHistory: Effect.fn("OracleReads.priceHistory")(function* (key: string, query: RangeQuery) {
+        const snap = yield* snapshot
+        const model = yield* found(snap.lookups.tracked(key))
+        if (model.history.length === 0 && !model.everAttested) {
+          return yield* Effect.fail(new NotFound({ message: `no attested or catalog price for ${model.modelKey}` }))
+        }
+        const series = yield* seriesQuery(query)
+        return priceHistory({
+          modelKey: model.modelKey,
+          revisions: snap.inputs.revisions,
+          history: model.history,
+          family: model.family,
+          ...series,
+          now: yield* now
+        })
+      }),
 
-      history: (query: RangeQuery) =>
-        Effect.gen(function* () {
-          const series = yield* seriesQuery(query)
-          const snap = yield* snapshot
-          return historyView({ ...snap.inputs, now: yield* now }, series)
-        }),
+      history: Effect.fn("OracleReads.history")(function* (query: RangeQuery) {
+        const series = yield* seriesQuery(query)
+        const snap = yield* snapshot
+        return historyView({ ...snap.inputs, now: yield* now }, series)
+      }),
 
       /** The SCU in force at `date`; undefined before genesis (204). */
-      scuAt: (date: Date) =>
-        Effect.gen(function* () {
-          const at = yield* notInFuture("date", date)
-          return scuAtView((yield* snapshot).inputs, at)
-        }),
+      scuAt: Effect.fn("OracleReads.scuAt")(function* (date: Date) {
+        const at = yield* notInFuture("date", date)
+        return scuAtView((yield* snapshot).inputs, at)
+      }),
 
-      resolveOne: (name: string) =>
-        Effect.flatMap(snapshot, (snap) => {
+      resolveOne: Effect.fn("OracleReads.resolveOne")(function* (name: string) {
+        return yield* Effect.flatMap(snapshot, (snap) => {
           const answer = snap.lookups.resolveName(name)
           return answer.unknownVendor === null
             ? Effect.succeed(answer.result)
             : Effect.fail(new ValidationFailed({ message: `unknown vendor "${answer.unknownVendor}"`, param: "key" }))
-        }),
+        })
+      }),
 
       /** Comma-separated names, each resolved on its own, in order. */
-      resolveMany: (keys: string) =>
-        Effect.gen(function* () {
-          const names = keys.split(",").map((k) => k.trim()).filter((k) => k !== "")
-          if (names.length === 0) return yield* Effect.fail(invalid("keys", "name at least one model"))
-          if (names.length > RESOLVE_BATCH_LIMIT) {
-            return yield* Effect.fail(invalid("keys", `at most ${RESOLVE_BATCH_LIMIT} keys, got ${names.length}`))
-          }
-          const snap = yield* snapshot
-          return { results: names.map((name) => snap.lookups.resolveName(name).result) } satisfies S.ResolveBatch
-        }),
+      resolveMany: Effect.fn("OracleReads.resolveMany")(function* (keys: string) {
+        const names = keys.split(",").map((k) => k.trim()).filter((k) => k !== "")
+        if (names.length === 0) return yield* Effect.fail(invalid("keys", "name at least one model"))
+        if (names.length > RESOLVE_BATCH_LIMIT) {
+          return yield* Effect.fail(invalid("keys", `at most ${RESOLVE_BATCH_LIMIT} keys, got ${names.length}`))
+        }
+        const snap = yield* snapshot
+        return { results: names.map((name) => snap.lookups.resolveName(name).result) } satisfies S.ResolveBatch
+      }),
 
-      revision: (version: number) =>
-        Effect.flatMap(snapshot, (snap) => {
+      revision: Effect.fn("OracleReads.revision")(function* (version: number) {
+        return yield* Effect.flatMap(snapshot, (snap) => {
           const revision = snap.revisionsByVersion.get(version)
           return revision === undefined
             ? Effect.fail(new NotFound({ message: `no confirmed revision ${version}` }))
             : Effect.succeed(revisionView(revision, baseUrl))
-        }),
+        })
+      }),
 
       /** The manifest's canonical (JCS) text, exactly as hashed. */
-      manifest: (metadataHash: string) =>
-        Effect.flatMap(snapshot, (snap) => {
+      manifest: Effect.fn("OracleReads.manifest")(function* (metadataHash: string) {
+        return yield* Effect.flatMap(snapshot, (snap) => {
           const body = snap.manifestsByHash.get(metadataHash.toLowerCase())
           return body === undefined
             ? Effect.fail(new NotFound({ message: `no confirmed revision has metadataHash ${metadataHash}` }))
             : Effect.succeed(body)
-        }),
+        })
+      }),
 
       health: Effect.gen(function* () {
         const snap = yield* snapshot
         return healthView(snap.sync, snap.builtAt, yield* now, staleAfterMs)
-      }),
+      }).pipe(Effect.withSpan("OracleReads.health")),
 
-      activity: (page: { readonly limit?: number | undefined; readonly offset?: number | undefined }) =>
-        Effect.map(snapshot, (snap): S.ActivityPage => {
+      activity: Effect.fn("OracleReads.activity")(function* (page: { readonly limit?: number | undefined; readonly offset?: number | undefined }) {
+        return yield* Effect.map(snapshot, (snap): S.ActivityPage => {
           const limit = page.limit ?? 20
           const offset = page.offset ?? 0
           const events = snap.activity
@@ -169,13 +171,15 @@ export class OracleReads extends Effect.Service<OracleReads>()("OracleReads", {
             total: events.length,
             hasMore: offset + limit < events.length
           }
-        }),
+        })
+      }),
 
-      methodologyVersion: (version: number) =>
-        Effect.flatMap(snapshot, (snap) => {
+      methodologyVersion: Effect.fn("OracleReads.methodologyVersion")(function* (version: number) {
+        return yield* Effect.flatMap(snapshot, (snap) => {
           const record = snap.methodologies.find((m) => m.version === version)
           return record === undefined ? Effect.fail(new NotFound({ message: `no methodology version ${version}` })) : Effect.succeed(record)
         })
+      })
     } as const
   })
 }) {}

@@ -208,10 +208,14 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
       `${report.outcome}: ${report.changes.length} catalog changes, ${report.basket.changes.length} basket changes`
 
     /** A scan unless one is running here or on another replica: None when skipped (the schedule looks again later). */
-    const runIfIdle = (trigger: ScanTrigger) => jobs.runExclusive(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+    const runIfIdle = Effect.fn("PriceScan.runIfIdle")(function* (trigger: ScanTrigger) {
+      return yield* jobs.runExclusive(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+    })
 
     /** A scan someone asked for (a maintainer, the CLI, a test): refused with 409 conflict while one is running. */
-    const run = (trigger: ScanTrigger) => jobs.runOrRefuse(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+    const run = Effect.fn("PriceScan.run")(function* (trigger: ScanTrigger) {
+      return yield* jobs.runOrRefuse(PRICE_SCAN_JOB, scanOnce(trigger), summarize)
+    })
 
     const latestScan = SqlSchema.findOne({
       Request: Schema.Void,
@@ -224,7 +228,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
       const last = yield* orDieAtRepository(latestScan(undefined))
       const previous = Option.isNone(last) ? [] : yield* previousBasket(String(BigInt(last.value.id) + 1n))
       return yield* governance.propose(new Date(yield* Clock.currentTimeMillis), previous, { _tag: "Scans", upToScan: null })
-    })
+    }).pipe(Effect.withSpan("PriceScan.currentBasket"))
 
     return { run, runIfIdle, currentBasket } as const
   }),

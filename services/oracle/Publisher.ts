@@ -47,8 +47,9 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
     )
 
     /** The basket the catalog supports at `asOf`, against the latest confirmed revision. */
-    const propose = (asOf: Date, liveness: Liveness) =>
-      Effect.flatMap(previousMembers, (previous) => governance.propose(asOf, previous, liveness))
+    const propose = Effect.fn("Publisher.propose")(function* (asOf: Date, liveness: Liveness) {
+      return yield* Effect.flatMap(previousMembers, (previous) => governance.propose(asOf, previous, liveness))
+    })
 
     const fail = (revision: StoredRevision, failure: ChainFailure) =>
       Effect.zipRight(
@@ -98,86 +99,84 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
       })
 
     /** Drives a PENDING or BROADCAST revision to CONFIRMED. */
-    const advance = (revision: StoredRevision): Effect.Effect<StoredRevision, ChainFailure> =>
-      Effect.gen(function* () {
-        if (revision.status === "CONFIRMED" || revision.status === "DISCARDED") return revision
-        if (revision.status === "BROADCAST" && revision.txHash !== null) return yield* confirm(revision, revision.txHash)
+    const advance = Effect.fn("Publisher.advance")(function* (revision: StoredRevision): Effect.fn.Return<StoredRevision, ChainFailure> {
+      if (revision.status === "CONFIRMED" || revision.status === "DISCARDED") return revision
+      if (revision.status === "BROADCAST" && revision.txHash !== null) return yield* confirm(revision, revision.txHash)
 
-        const onChain = yield* registry.lastRevisionVersion.pipe(Effect.catchAll((failure) => fail(revision, failure)))
-        if (onChain >= revision.revisionVersion) {
-          // Sent before (a crash between broadcast and bookkeeping): adopt it if it is ours, never send again.
-          const header = yield* registry.getRevision(revision.revisionVersion).pipe(Effect.catchAll((f) => fail(revision, f)))
-          if (header.metadataHash !== revision.metadataHash) {
-            return yield* fail(
-              revision,
-              new ChainFailure({
-                reason: "contract_rejected",
-                message: `the registry already holds revision ${revision.revisionVersion} with other content (${header.metadataHash})`
-              })
-            )
-          }
-          const txHash = yield* publishingTransaction(revision.revisionVersion).pipe(Effect.catchAll((f) => fail(revision, f)))
-          if (Option.isNone(txHash)) {
-            return yield* fail(revision, new ChainFailure({ reason: "confirmation_pending", message: "publishing transaction not found yet" }))
-          }
-          yield* repository.markBroadcast(revision.id, txHash.value)
-          return yield* confirm(revision, txHash.value)
-        }
-        if (onChain < revision.revisionVersion - 1) {
+      const onChain = yield* registry.lastRevisionVersion.pipe(Effect.catchAll((failure) => fail(revision, failure)))
+      if (onChain >= revision.revisionVersion) {
+        // Sent before (a crash between broadcast and bookkeeping): adopt it if it is ours, never send again.
+        const header = yield* registry.getRevision(revision.revisionVersion).pipe(Effect.catchAll((f) => fail(revision, f)))
+        if (header.metadataHash !== revision.metadataHash) {
           return yield* fail(
             revision,
             new ChainFailure({
               reason: "contract_rejected",
-              message: `the registry holds ${onChain} revisions; revision ${revision.revisionVersion} cannot follow`
+              message: `the registry already holds revision ${revision.revisionVersion} with other content (${header.metadataHash})`
             })
           )
         }
-        if (revision.intendedAt !== null && Option.isSome(embedded)) {
-          yield* embedded.value.setNextBlockTimestamp(revision.intendedAt).pipe(
-            Effect.catchAll((error) => fail(revision, new ChainFailure({ reason: "chain_unavailable", message: error.message })))
-          )
+        const txHash = yield* publishingTransaction(revision.revisionVersion).pipe(Effect.catchAll((f) => fail(revision, f)))
+        if (Option.isNone(txHash)) {
+          return yield* fail(revision, new ChainFailure({ reason: "confirmation_pending", message: "publishing transaction not found yet" }))
         }
-        const txHash = yield* registry
-          .publish({
-            revisionVersion: revision.revisionVersion,
-            methodologyVersion: revision.methodologyVersion,
-            scuUsd18: revision.scuUsd18,
-            contentHash: revision.contentHash,
-            metadataHash: revision.metadataHash
+        yield* repository.markBroadcast(revision.id, txHash.value)
+        return yield* confirm(revision, txHash.value)
+      }
+      if (onChain < revision.revisionVersion - 1) {
+        return yield* fail(
+          revision,
+          new ChainFailure({
+            reason: "contract_rejected",
+            message: `the registry holds ${onChain} revisions; revision ${revision.revisionVersion} cannot follow`
           })
-          .pipe(Effect.catchAll((failure) => fail(revision, failure)))
-        yield* repository.markBroadcast(revision.id, txHash)
-        yield* Effect.logInfo(`revision ${revision.revisionVersion} broadcast`).pipe(Effect.annotateLogs({ txHash }))
-        return yield* confirm(revision, txHash)
-      })
+        )
+      }
+      if (revision.intendedAt !== null && Option.isSome(embedded)) {
+        yield* embedded.value.setNextBlockTimestamp(revision.intendedAt).pipe(
+          Effect.catchAll((error) => fail(revision, new ChainFailure({ reason: "chain_unavailable", message: error.message })))
+        )
+      }
+      const txHash = yield* registry
+        .publish({
+          revisionVersion: revision.revisionVersion,
+          methodologyVersion: revision.methodologyVersion,
+          scuUsd18: revision.scuUsd18,
+          contentHash: revision.contentHash,
+          metadataHash: revision.metadataHash
+        })
+        .pipe(Effect.catchAll((failure) => fail(revision, failure)))
+      yield* repository.markBroadcast(revision.id, txHash)
+      yield* Effect.logInfo(`revision ${revision.revisionVersion} broadcast`).pipe(Effect.annotateLogs({ txHash }))
+      return yield* confirm(revision, txHash)
+    })
 
     /**
      * Publishes the basket at `asOf` if it differs from the latest confirmed revision. `at` stamps the block
      * (history replay on the embedded chain). With REVISION_APPROVAL=manual a new revision waits for approval.
      */
-    const publishIfChanged = (options: { readonly asOf: Date; readonly at?: Date; readonly liveness: Liveness }) =>
-      Effect.gen(function* () {
-        const inFlight = yield* repository.inFlight
-        if (Option.isSome(inFlight)) {
-          if (inFlight.value.requiresApproval && inFlight.value.status === "PENDING") return inFlight
-          return Option.some(yield* advance(inFlight.value))
-        }
-        const proposal = yield* propose(options.asOf, options.liveness)
-        if (proposal.members.length === 0 || proposal.changes.length === 0) return Option.none<StoredRevision>()
-        const draft = draftRevision({
-          revisionVersion: (yield* repository.lastVersion) + 1,
-          methodologyVersion: CURRENT_METHODOLOGY_VERSION,
-          members: proposal.members,
-          changes: proposal.changes
-        })
-        const requiresApproval = config.revisions.approval === "manual" && options.at === undefined
-        const revision = yield* repository.insertDraft(draft, { requiresApproval, intendedAt: options.at ?? null })
-        yield* Effect.logInfo(`revision ${draft.revisionVersion} drafted: ${draft.summary}`).pipe(
-          Effect.annotateLogs({ scu18: draft.scu18.toString(), metadataHash: draft.metadataHash, requiresApproval })
-        )
-        if (requiresApproval) return Option.some(revision)
-        return Option.some(yield* advance(revision))
+    const publishIfChanged = Effect.fn("Publisher.publishIfChanged")(function* (options: { readonly asOf: Date; readonly at?: Date; readonly liveness: Liveness }) {
+      const inFlight = yield* repository.inFlight
+      if (Option.isSome(inFlight)) {
+        if (inFlight.value.requiresApproval && inFlight.value.status === "PENDING") return inFlight
+        return Option.some(yield* advance(inFlight.value))
+      }
+      const proposal = yield* propose(options.asOf, options.liveness)
+      if (proposal.members.length === 0 || proposal.changes.length === 0) return Option.none<StoredRevision>()
+      const draft = draftRevision({
+        revisionVersion: (yield* repository.lastVersion) + 1,
+        methodologyVersion: CURRENT_METHODOLOGY_VERSION,
+        members: proposal.members,
+        changes: proposal.changes
       })
+      const requiresApproval = config.revisions.approval === "manual" && options.at === undefined
+      const revision = yield* repository.insertDraft(draft, { requiresApproval, intendedAt: options.at ?? null })
+      yield* Effect.logInfo(`revision ${draft.revisionVersion} drafted: ${draft.summary}`).pipe(
+        Effect.annotateLogs({ scu18: draft.scu18.toString(), metadataHash: draft.metadataHash, requiresApproval })
+      )
+      if (requiresApproval) return Option.some(revision)
+      return Option.some(yield* advance(revision))
+    })
 
     const pendingOrNotFound = (revisionVersion: number) =>
       Effect.flatMap(repository.byVersion(revisionVersion), (found) =>
@@ -189,22 +188,26 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
     const publishCurrent = (asOf: Date) => publishIfChanged({ asOf, liveness: { _tag: "Scans", upToScan: null } })
 
     /** The scheduled publication: None when a publication already holds the lock (the schedule looks again later). */
-    const publishIfIdle = (asOf: Date) => jobs.runExclusive(PUBLISH_JOB, publishCurrent(asOf), describeOutcome)
+    const publishIfIdle = Effect.fn("Publisher.publishIfIdle")(function* (asOf: Date) {
+      return yield* jobs.runExclusive(PUBLISH_JOB, publishCurrent(asOf), describeOutcome)
+    })
 
     /** A maintainer's publish: refused with 409 conflict while a publication is running here or on another replica. */
-    const publish = (asOf: Date) =>
-      jobs.runOrRefuse(PUBLISH_JOB, publishCurrent(asOf).pipe(Effect.mapError(toContractError)), describeOutcome)
+    const publish = Effect.fn("Publisher.publish")(function* (asOf: Date) {
+      return yield* jobs.runOrRefuse(PUBLISH_JOB, publishCurrent(asOf).pipe(Effect.mapError(toContractError)), describeOutcome)
+    })
 
     /**
      * The chain sync's follow-up of a revision already sent: None when a publication holds the lock, since that
      * publication is driving the revision itself.
      */
-    const followUp = (revision: StoredRevision) =>
-      jobs.runExclusive(PUBLISH_JOB, advance(revision), (r) => `revision ${r.revisionVersion} ${r.status}`)
+    const followUp = Effect.fn("Publisher.followUp")(function* (revision: StoredRevision) {
+      return yield* jobs.runExclusive(PUBLISH_JOB, advance(revision), (r) => `revision ${r.revisionVersion} ${r.status}`)
+    })
 
     /** A maintainer approves a revision held for approval: it is published now. */
-    const approve = (revisionVersion: number) =>
-      jobs.runOrRefuse(
+    const approve = Effect.fn("Publisher.approve")(function* (revisionVersion: number) {
+      return yield* jobs.runOrRefuse(
         PUBLISH_JOB,
         Effect.gen(function* () {
           const revision = yield* pendingOrNotFound(revisionVersion)
@@ -213,10 +216,11 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
         }),
         (r) => `revision ${r.revisionVersion} approved: ${r.status}`
       )
+    })
 
     /** A maintainer drops a revision that was never sent; its number is free again. */
-    const discard = (revisionVersion: number) =>
-      jobs.runOrRefuse(
+    const discard = Effect.fn("Publisher.discard")(function* (revisionVersion: number) {
+      return yield* jobs.runOrRefuse(
         PUBLISH_JOB,
         Effect.gen(function* () {
           const revision = yield* pendingOrNotFound(revisionVersion)
@@ -226,10 +230,11 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
         }),
         () => `revision ${revisionVersion} discarded`
       )
+    })
 
     /** A maintainer rebuilds the pending revision from the catalog as it is now (discarding the stale draft). */
-    const refork = (asOf: Date) =>
-      jobs.runOrRefuse(
+    const refork = Effect.fn("Publisher.refork")(function* (asOf: Date) {
+      return yield* jobs.runOrRefuse(
         PUBLISH_JOB,
         Effect.gen(function* () {
           const inFlight = yield* repository.inFlight
@@ -245,6 +250,7 @@ export class Publisher extends Effect.Service<Publisher>()("Publisher", {
         }),
         (revision) => `reforked: ${describeOutcome(revision)}`
       )
+    })
 
     return { propose, advance, publishIfChanged, publishIfIdle, publish, followUp, approve, discard, refork } as const
   })

@@ -18,39 +18,38 @@ export class Verify extends Effect.Service<Verify>()("Verify", {
     const registry = yield* Registry
 
     /** Checks every confirmed revision, calling `progress` after each. */
-    const verifyAll = (progress: (line: string) => Effect.Effect<void>) =>
-      Effect.gen(function* () {
-        const revisions = yield* repository.confirmed
-        const onChainCount = yield* registry.lastRevisionVersion
-        const failed: Array<{ revisionVersion: number; problems: ReadonlyArray<string> }> = []
-        const unavailable: Array<number> = []
-        if (onChainCount !== revisions.length) {
-          const problem = `the registry holds ${onChainCount} revisions, the database ${revisions.length} confirmed`
-          failed.push({ revisionVersion: 0, problems: [problem] })
-          yield* progress(`MISMATCH: ${problem}`)
+    const verifyAll = Effect.fn("Verify.verifyAll")(function* (progress: (line: string) => Effect.Effect<void>) {
+      const revisions = yield* repository.confirmed
+      const onChainCount = yield* registry.lastRevisionVersion
+      const failed: Array<{ revisionVersion: number; problems: ReadonlyArray<string> }> = []
+      const unavailable: Array<number> = []
+      if (onChainCount !== revisions.length) {
+        const problem = `the registry holds ${onChainCount} revisions, the database ${revisions.length} confirmed`
+        failed.push({ revisionVersion: 0, problems: [problem] })
+        yield* progress(`MISMATCH: ${problem}`)
+      }
+      for (const [index, revision] of revisions.entries()) {
+        const position = `[${index + 1}/${revisions.length}] revision ${revision.revisionVersion}`
+        if (Option.isNone(revision.manifestJcs)) {
+          unavailable.push(revision.revisionVersion)
+          yield* progress(`${position}: manifest unavailable, on-chain header only`)
+          continue
         }
-        for (const [index, revision] of revisions.entries()) {
-          const position = `[${index + 1}/${revisions.length}] revision ${revision.revisionVersion}`
-          if (Option.isNone(revision.manifestJcs)) {
-            unavailable.push(revision.revisionVersion)
-            yield* progress(`${position}: manifest unavailable, on-chain header only`)
-            continue
-          }
-          const onChain = yield* registry.getRevision(revision.revisionVersion).pipe(
-            Effect.map(Option.some),
-            // The registry refusing the read means it does not hold this revision: a mismatch, not an outage.
-            Effect.catchIf((failure) => failure.reason === "contract_rejected", () => Effect.succeed(Option.none()))
-          )
-          const problems = Option.match(onChain, {
-            onNone: () => ["the registry does not hold this revision"],
-            onSome: (header) =>
-              verifyRevision({ ...revision, manifestJcs: Option.getOrThrow(revision.manifestJcs), publishedAt: revision.publishedAt! }, header)
-          })
-          if (problems.length > 0) failed.push({ revisionVersion: revision.revisionVersion, problems })
-          yield* progress(problems.length === 0 ? `${position}: ok (${revision.metadataHash})` : `${position}: MISMATCH\n    ${problems.join("\n    ")}`)
-        }
-        return { checked: revisions.length, failed, unavailable } satisfies VerifyOutcome
-      })
+        const onChain = yield* registry.getRevision(revision.revisionVersion).pipe(
+          Effect.map(Option.some),
+          // The registry refusing the read means it does not hold this revision: a mismatch, not an outage.
+          Effect.catchIf((failure) => failure.reason === "contract_rejected", () => Effect.succeed(Option.none()))
+        )
+        const problems = Option.match(onChain, {
+          onNone: () => ["the registry does not hold this revision"],
+          onSome: (header) =>
+            verifyRevision({ ...revision, manifestJcs: Option.getOrThrow(revision.manifestJcs), publishedAt: revision.publishedAt! }, header)
+        })
+        if (problems.length > 0) failed.push({ revisionVersion: revision.revisionVersion, problems })
+        yield* progress(problems.length === 0 ? `${position}: ok (${revision.metadataHash})` : `${position}: MISMATCH\n    ${problems.join("\n    ")}`)
+      }
+      return { checked: revisions.length, failed, unavailable } satisfies VerifyOutcome
+    })
 
     return { verifyAll } as const
   })
