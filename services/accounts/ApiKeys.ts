@@ -20,6 +20,7 @@ import {
 } from "../../domain/accounts/apiKeys.ts"
 import { ApiKeyFrozen, ApiKeyRevoked, Conflict, Forbidden, InvalidApiKey, NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
+import { CfId, KeyId } from "../../domain/accounts/ids.ts"
 import { KeyCacheInvalidation } from "./KeyCacheInvalidation.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 
@@ -41,11 +42,11 @@ const POLL_INTERVAL = Duration.millis(250)
 const WeiFromNumeric = Schema.NullOr(Schema.BigInt)
 
 const KeyRow = Schema.Struct({
-  id: Schema.String,
+  id: KeyId,
   accountId: Schema.String,
-  issuedByCfId: Schema.NullOr(Schema.String),
+  issuedByCfId: Schema.NullOr(CfId),
   /** The member the key's spending counts for (their pool applies); its issuer unless issued for another member. */
-  holderCfId: Schema.NullOr(Schema.String),
+  holderCfId: Schema.NullOr(CfId),
   keyHash: Schema.String,
   keyPrefix: Schema.String,
   label: Schema.NullOr(Schema.String),

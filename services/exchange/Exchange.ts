@@ -11,6 +11,7 @@
  */
 import { Cause, Clock, Deferred, Effect, FiberSet, LogLevel, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
+import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
 import { AllKeysExhausted, type InsufficientBalance, InternalError, RateLimited, type SpendingLimitReached } from "../../domain/errors.ts"
@@ -76,7 +77,7 @@ const isRefusal = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
 
-const newRequestId = () => `gen_${randomBytes(12).toString("hex")}`
+const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toString("hex")}`)
 
 /** wei as a decimal number of credits (for `x_credits_*`; the exact figures are the X-Compute-* headers). */
 const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
@@ -85,7 +86,7 @@ const isReasoning = (event: ChatEvent) => event.type === "reasoning_delta" || ev
 
 /** A hold: `settled` once the settlement closed it; the release then has nothing to give back. */
 interface Hold {
-  readonly requestId: string
+  readonly requestId: RequestId
   settled: boolean
 }
 
@@ -136,7 +137,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         })
 
     /** The request's credit, held for as long as the scope: released on every exit unless the settlement closed it. */
-    const holdCredit = (call: InferenceCall, planned: PlannedRequest, requestId: string) =>
+    const holdCredit = (call: InferenceCall, planned: PlannedRequest, requestId: RequestId) =>
       Effect.acquireRelease(
         ledger.reserve({
           accountId: call.apiKey.accountId,
@@ -160,7 +161,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
      * connection is cut) or discards its answer, and the refusal is the client's answer. What the vendor did for it
      * is the operator's cost, logged as such.
      */
-    const holdAndRoute = (call: InferenceCall, planned: PlannedRequest, requestId: string) => {
+    const holdAndRoute = (call: InferenceCall, planned: PlannedRequest, requestId: RequestId) => {
       const route = router.route({
         chat: planned.chat,
         plan: planned.plan,

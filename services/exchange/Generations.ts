@@ -4,6 +4,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { RequestId } from "../../domain/accounts/ids.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 
 export const UsageRecord = Schema.Struct({
@@ -47,7 +48,7 @@ export const AttemptRecord = Schema.Struct({
 })
 
 export const GenerationRow = Schema.Struct({
-  id: Schema.String,
+  id: RequestId,
   accountId: Schema.String,
   apiKeyId: Schema.NullOr(Schema.String),
   inboundFormat: Schema.Literal("chat", "messages"),

@@ -6,6 +6,7 @@
  */
 import { Clock, Effect } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
+import type { RequestId } from "../../domain/accounts/ids.ts"
 import { type Bill, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatResult, Usage } from "../../domain/exchange/canonical.ts"
 import type { RoutableModel } from "../../domain/exchange/routing.ts"
@@ -26,7 +27,7 @@ export interface Attempt {
 }
 
 export interface SettleRequest {
-  readonly requestId: string
+  readonly requestId: RequestId
   readonly accountId: string
   readonly apiKeyId: string
   /** Who issued the request's key or grant (its spending pool counts the charge, should the hold be gone). */

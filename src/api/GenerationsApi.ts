@@ -7,6 +7,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { RequestId } from "../../domain/accounts/ids.ts"
 import { WeiDigits } from "../../domain/accounts/ledger.ts"
 import { NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { ACTIVITY_MAX_DAYS, LOG_PAGE_DEFAULT, LOG_PAGE_MAX } from "../../domain/exchange/logs.ts"
@@ -55,7 +56,7 @@ const UsageView = Schema.Struct({
 }).annotations({ description: "Tokens per disjoint bucket (output includes reasoning); null: not reported" })
 
 export const GenerationView = Schema.Struct({
-  id: Schema.String,
+  id: RequestId,
   object: Schema.Literal("generation"),
   createdAt: Schema.String,
   settledAt: Schema.String,
@@ -93,7 +94,7 @@ export const GenerationView = Schema.Struct({
 }).annotations({ identifier: "Generation" })
 
 export const GenerationSummary = Schema.Struct({
-  id: Schema.String.annotations({ description: "The request id (X-Request-Id); `GET /v1/generations/{id}` has its whole bill" }),
+  id: RequestId.annotations({ description: "The request id (X-Request-Id); `GET /v1/generations/{id}` has its whole bill" }),
   createdAt: Timestamp,
   status: Schema.Literal("completed", "interrupted"),
   stream: Schema.Boolean,

@@ -5,6 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { MAX_ALLOWED_MODELS } from "../../domain/accounts/formats.ts"
+import { CfId, KeyId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { Conflict, Forbidden, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
@@ -14,10 +15,10 @@ import { reportAllIssues } from "./shared.ts"
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
 export const ApiKeyView = Schema.Struct({
-  id: Schema.String,
+  id: KeyId,
   prefix: Schema.String.annotations({ description: "The key's first characters, to recognize it in the list" }),
   label: Schema.NullOr(Schema.String),
-  holderCfId: Schema.NullOr(Schema.String).annotations({
+  holderCfId: Schema.NullOr(CfId).annotations({
     description: "The member the key's spending counts for (their spending pool applies); its issuer unless issued for another member"
   }),
   status: Schema.Literal("active", "frozen", "revoked"),
@@ -68,7 +69,6 @@ export const ApiKeyChanges = reportAllIssues(
   })
 )
 
-const KeyId = Schema.String.pipe(Schema.pattern(/^key_[0-9a-f]{16}$/)).annotations({ description: "The key's id (`key_` and 16 hex digits)" })
 const keyId = HttpApiSchema.param("id", KeyId)
 
 const action = <const Name extends string>(name: Name, verb: string, summary: string) =>
