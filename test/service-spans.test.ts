@@ -4,23 +4,12 @@
  * steps nested under it, and a refusal's step too.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option, Tracer } from "effect"
-import { MailerCapture, TestAppConfig } from "../layers/Test.ts"
+import { Effect, Option, Tracer } from "effect"
 import { actingAs } from "../services/accounts/CurrentIdentity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
-import { KeyCacheInvalidation } from "../services/accounts/KeyCacheInvalidation.ts"
 import { Organizations } from "../services/accounts/Organizations.ts"
-import { ScratchDatabase } from "./support/database.ts"
 import { createIdentity } from "./support/ledger.ts"
-
-const Teams = Invitations.Default.pipe(
-  Layer.provideMerge(Organizations.Default),
-  Layer.provideMerge(KeyCacheInvalidation.Default),
-  Layer.provideMerge(MailerCapture),
-  Layer.provideMerge(ScratchDatabase()),
-  Layer.provideMerge(TestAppConfig()),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
+import { Teams } from "./support/teams.ts"
 
 /** Runs `effect` under a tracer that records each span as "parent > name" (the service spans only). */
 const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -4,24 +4,14 @@
  * database, with the mail captured in memory. Nothing is back-dated and nothing sleeps.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
+import { Effect, TestClock } from "effect"
 import { INVITATION_TTL_MS } from "../domain/accounts/invitations.ts"
-import { MailCapture, MailerCapture, TestAppConfig } from "../layers/Test.ts"
+import { MailCapture } from "../layers/Test.ts"
 import { actingAs } from "../services/accounts/CurrentIdentity.ts"
 import { Invitations } from "../services/accounts/Invitations.ts"
-import { KeyCacheInvalidation } from "../services/accounts/KeyCacheInvalidation.ts"
 import { Organizations } from "../services/accounts/Organizations.ts"
-import { ScratchDatabase } from "./support/database.ts"
 import { createIdentity } from "./support/ledger.ts"
-
-const Teams = Invitations.Default.pipe(
-  Layer.provideMerge(Organizations.Default),
-  Layer.provideMerge(KeyCacheInvalidation.Default),
-  Layer.provideMerge(MailerCapture),
-  Layer.provideMerge(ScratchDatabase()),
-  Layer.provideMerge(TestAppConfig()),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
+import { Teams } from "./support/teams.ts"
 
 /** The token of the last invitation mailed to `email`. */
 const linkTo = (email: string) =>
