@@ -13,17 +13,45 @@ import { cleanEnv, projectRoot } from "./support/process.ts"
 const run = promisify(execFile)
 
 let fx: FixtureServer
+/** The consumer importing every export path: it needs no server, so it runs while the fixture server starts. */
+let exportsRun: Promise<{ stdout: string }> | undefined
+/** Every child process a test started, so none outlives the server and database it talks to. */
+const children: Array<Promise<unknown>> = []
+
+/** Starts `promise` now, to be awaited later: a failure is only reported by the test that awaits it. */
+const started = <A>(promise: Promise<A>): Promise<A> => {
+  promise.catch(() => undefined)
+  children.push(promise)
+  return promise
+}
 
 beforeAll(async () => {
+  exportsRun = started(
+    run(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "--input-type=module",
+        "-e",
+        `for (const path of ["oracle", "exchange", "accounts", "api"]) {
+           const m = await import("compute-exchange/" + path)
+           console.log(path + ": " + Object.keys(m).sort().join(" "))
+         }`
+      ],
+      { cwd: projectRoot, env: cleanEnv({}), timeout: 60_000 }
+    )
+  )
   fx = await startFixtureServer()
 }, 120_000)
 
 afterAll(async () => {
+  await Promise.allSettled(children)
   await fx?.close()
 })
 
 const example = async (file: string, env: Record<string, string>) => {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", file], { cwd: projectRoot, env: cleanEnv(env), timeout: 60_000 })
+  const { stdout } = await started(run(process.execPath, ["--import", "tsx", file], { cwd: projectRoot, env: cleanEnv(env), timeout: 60_000 }))
   return stdout
 }
 
@@ -40,7 +68,8 @@ const scuOverHttp = async () => {
 }
 
 describe("examples/", () => {
-  it("embed-oracle.ts: another Effect program over the service's database prints the SCU the API serves", async () => {
+  // The two programs only read the replayed history, so they run side by side (each test checks with its own `expect`).
+  it.concurrent("embed-oracle.ts: another Effect program over the service's database prints the SCU the API serves", async ({ expect }) => {
     const scu = await scuOverHttp()
     const stdout = await example("examples/embed-oracle.ts", { DATABASE_URL: fx.database.url })
     expect(stdout.trim().split("\n")).toEqual([
@@ -49,7 +78,7 @@ describe("examples/", () => {
     ])
   }, 90_000)
 
-  it("typed-client.ts: the typed client reads status, SCU and models, and a refusal arrives typed", async () => {
+  it.concurrent("typed-client.ts: the typed client reads status, SCU and models, and a refusal arrives typed", async ({ expect }) => {
     const scu = await scuOverHttp()
     const models = (await (await fetch(`${fx.baseUrl}/v1/oracle/models`, { headers: { "x-forwarded-for": "198.51.100.41" } })).json()) as { models: Array<unknown> }
     const stdout = await example("examples/typed-client.ts", { BASE_URL: fx.baseUrl })
@@ -62,20 +91,7 @@ describe("examples/", () => {
   }, 90_000)
 
   it("every path package.json exports resolves for a consumer importing the package by name, with its services and layers", async () => {
-    const { stdout } = await run(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--input-type=module",
-        "-e",
-        `for (const path of ["oracle", "exchange", "accounts", "api"]) {
-           const m = await import("compute-exchange/" + path)
-           console.log(path + ": " + Object.keys(m).sort().join(" "))
-         }`
-      ],
-      { cwd: projectRoot, env: cleanEnv({}), timeout: 60_000 }
-    )
+    const { stdout } = await exportsRun!
     const exported = Object.fromEntries(stdout.trim().split("\n").map((line) => [line.split(": ")[0], line.split(": ")[1]!.split(" ")]))
     expect(exported.oracle).toEqual(expect.arrayContaining(["OracleReads", "OracleReadsLive", "OracleLive", "pgClientLayer", "migrate", "DatabaseLive"]))
     expect(exported.exchange).toEqual(expect.arrayContaining(["Exchange", "ExchangeLive", "Quotes", "ModelCatalog"]))

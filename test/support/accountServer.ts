@@ -3,7 +3,7 @@
  * Client addresses come from X-Forwarded-For (TRUST_PROXY), so each test can sign up from an address of its own.
  */
 import { makeClient } from "./accounts.ts"
-import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { type Mailbox, startMailbox } from "./mailbox.ts"
 import { startTestServer, type TestServer } from "./server.ts"
 
@@ -16,7 +16,7 @@ export interface AccountServer {
 }
 
 export const startAccountServer = async (env: Record<string, string> = {}): Promise<AccountServer> => {
-  const database = await createTestDatabase()
+  const database = await createMigratedDatabase()
   const mailbox = await startMailbox()
   const server = await startTestServer({
     DATABASE_URL: database.url,

@@ -11,7 +11,7 @@ import { DatabaseLive } from "../../layers/Database.ts"
 import { AnchoringLive } from "../../layers/Oracle.ts"
 import type { Layer as L } from "effect"
 import { fixturesDir } from "./catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { startLayer } from "./harness.ts"
 import { freePort } from "./server.ts"
 
@@ -32,7 +32,7 @@ export const startAnchoring = async (
   env: Record<string, string> = {},
   reuse?: { database: TestDatabase; dataDir: string; priceDir: string }
 ): Promise<AnchoringHarness> => {
-  const database = reuse?.database ?? (await createTestDatabase())
+  const database = reuse?.database ?? (await createMigratedDatabase())
   const dataDir = reuse?.dataDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-anchor-"))
   const priceDir = reuse?.priceDir ?? Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-prices-"))
   if (reuse === undefined) Fs.cpSync(fixturesDir, priceDir, { recursive: true })

@@ -8,7 +8,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { onTestFinished } from "vitest"
-import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { cleanEnv, projectRoot, type ServiceProcess, startService } from "./process.ts"
 import { freePort } from "./server.ts"
 
@@ -73,7 +73,7 @@ export interface PagesService {
 
 /** The service as an operator starts it, on a scratch database and chain, ready (its history replayed). */
 export const startPagesService = async (env: Record<string, string> = {}): Promise<PagesService> => {
-  const database = await createTestDatabase()
+  const database = await createMigratedDatabase()
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-pages-"))
   const port = await freePort()
   const service = startService(

@@ -11,7 +11,7 @@ import OpenAI from "openai"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { startSimulator } from "../../simulator/server.ts"
 import { makeClient, signInByWallet } from "./accounts.ts"
-import { createTestDatabase, queryDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, queryDatabase, type TestDatabase } from "./database.ts"
 import { startTestServer, type TestServer } from "./server.ts"
 
 export const EXCHANGE_FIXTURES = new URL("../fixtures/exchange", import.meta.url).pathname
@@ -40,7 +40,7 @@ export interface ExchangeFixture {
 }
 
 export const startExchangeFixture = async (env: Record<string, string> = {}): Promise<ExchangeFixture> => {
-  const database = await createTestDatabase()
+  const database = await createMigratedDatabase()
   const simulator = await startSimulator({ port: 0 })
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-exchange-prices-"))
   Fs.cpSync(EXCHANGE_FIXTURES, priceDir, { recursive: true })

@@ -7,7 +7,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fixturesDir } from "./catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { startTestServer, type TestServer, type TestServerOptions } from "./server.ts"
 
 export const FIXTURE_REVISIONS = 4
@@ -34,7 +34,7 @@ const awaitReplay = async (server: TestServer) => {
 }
 
 export const startFixtureServer = async (env: Record<string, string> = {}, options: FixtureServerOptions = {}): Promise<FixtureServer> => {
-  const database = await createTestDatabase()
+  const database = await createMigratedDatabase()
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-fixture-prices-"))
   Fs.cpSync(fixturesDir, priceDir, { recursive: true })
   const cleanUp = async () => {

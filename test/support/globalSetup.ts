@@ -3,7 +3,9 @@
  * (or the local one on 127.0.0.1:5432) when it answers, else embedded PGlite. The choice is printed
  * so a run on PGlite never passes for a run on PostgreSQL.
  */
+import { randomBytes } from "node:crypto"
 import * as Net from "node:net"
+import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { ensureWebBuild } from "../../web/build.ts"
 
@@ -35,11 +37,27 @@ export default async function setup(project: TestProject) {
   )
   project.provide("databaseBackend", backend)
   project.provide("postgresAdminUrl", adminUrl)
+  // The run's migrated template (test/support/database.ts createMigratedDatabase): built by the first suite that
+  // needs it, dropped here when the run ends.
+  const template = `test_template_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
+  project.provide("postgresTemplate", template)
+  if (backend === "postgres") {
+    return async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      try {
+        for (const name of [template, `${template}_building`]) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      } finally {
+        await client.end()
+      }
+    }
+  }
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     databaseBackend: "postgres" | "pglite"
     postgresAdminUrl: string
+    postgresTemplate: string
   }
 }

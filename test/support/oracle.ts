@@ -13,7 +13,7 @@ import type { CatalogRepository } from "../../services/oracle/CatalogRepository.
 import type { PriceScan } from "../../services/oracle/PriceScan.ts"
 import type { Jobs } from "../../services/platform/Jobs.ts"
 import { fixturesDir } from "./catalogFixtures.ts"
-import { createTestDatabase, type TestDatabase } from "./database.ts"
+import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { startLayer } from "./harness.ts"
 
 export type OracleServices = PriceScan | CatalogRepository | Jobs | SqlClient.SqlClient
@@ -28,7 +28,7 @@ export interface OracleHarness {
 }
 
 export const startOracle = async (env: Record<string, string> = {}, database?: TestDatabase): Promise<OracleHarness> => {
-  const db = database ?? (await createTestDatabase())
+  const db = database ?? (await createMigratedDatabase())
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-prices-"))
   Fs.cpSync(fixturesDir, dataDir, { recursive: true })
   const started = await startLayer(OracleLive.pipe(Layer.provideMerge(DatabaseLive)), {
