@@ -6,6 +6,7 @@
  */
 import { useSignal } from "@preact/signals"
 import { type GrantAction, grantActionsFor, type Scope } from "../../domain/accounts/appGrantRules.ts"
+import type { GrantId } from "../../domain/accounts/ids.ts"
 import { utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
 import { CopyButton } from "./CopyButton.tsx"
@@ -60,7 +61,7 @@ export const AppsPage = () => {
       formError.value = (failure as Error).message
     }
   }
-  const act = async (id: string, action: GrantAction) => {
+  const act = async (id: GrantId, action: GrantAction) => {
     rowError.value = null
     confirming.value = null
     try {

@@ -5,6 +5,7 @@
 import { useSignal } from "@preact/signals"
 import { parseScaled, utc } from "../shared/format.ts"
 import { Status, useRead } from "../shared/useRead.tsx"
+import { type KeyId, OrgId } from "../../domain/accounts/ids.ts"
 import { can } from "../../domain/accounts/roles.ts"
 import { CopyButton } from "./CopyButton.tsx"
 import { call } from "./api.ts"
@@ -28,7 +29,7 @@ export const KeysPage = () => {
   // In an organization, an Owner or Admin may issue a key for another member: its spending counts for that member.
   const context = identity.value?.active_context
   const orgId = context?.type === "organization" && can(context.role, "manageKeys") ? context.org_id : null
-  const members = useRead(() => (orgId === null ? Promise.resolve(null) : call((c) => c.orgs.listMembers({ path: { id: orgId } }))), [orgId])
+  const members = useRead(() => (orgId === null ? Promise.resolve(null) : call((c) => c.orgs.listMembers({ path: { id: OrgId.make(orgId) } }))), [orgId])
   const holder = useSignal("")
   const label = useSignal("")
   const daily = useSignal("")
@@ -65,7 +66,7 @@ export const KeysPage = () => {
       formError.value = (failure as Error).message
     }
   }
-  const act = async (id: string, action: KeyAction) => {
+  const act = async (id: KeyId, action: KeyAction) => {
     rowError.value = null
     try {
       await call((c) => c.keys[action]({ path: { id } }))

@@ -114,7 +114,7 @@ export const LogsPage = () => {
     }
   }
 
-  const keyLabel = new Map(keys.state === "ready" ? keys.value.data.map((k) => [k.id, k.label ?? `${k.prefix}…`] as const) : [])
+  const keyLabel = new Map<string, string>(keys.state === "ready" ? keys.value.data.map((k) => [k.id, k.label ?? `${k.prefix}…`] as const) : [])
   const set = (field: keyof Filters) => (e: Event) => (draft.value = { ...draft.value, [field]: (e.target as HTMLInputElement).value })
   const filtered = Object.values(applied.value).some((v) => v !== "")
 

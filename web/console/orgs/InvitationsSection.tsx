@@ -4,6 +4,7 @@
  * working) and revoke. The link itself is mailed, never shown here.
  */
 import { useSignal } from "@preact/signals"
+import type { InvitationId } from "../../../domain/accounts/ids.ts"
 import { actionOverRole, can } from "../../../domain/accounts/roles.ts"
 import { utc } from "../../shared/format.ts"
 import { Status, useRead } from "../../shared/useRead.tsx"
@@ -34,7 +35,7 @@ export const InvitationsSection = (props: { readonly org: Organization; readonly
       version.value += 1
     })
   }
-  const act = (id: string, what: "resendInvitation" | "revokeInvitation") =>
+  const act = (id: InvitationId, what: "resendInvitation" | "revokeInvitation") =>
     actions.run(`${what}-${id}`, async () => {
       await call((c) => c.orgs[what]({ path: { id: org.id, invitationId: id } }))
       version.value += 1

@@ -5,6 +5,7 @@
  */
 import { useSignal } from "@preact/signals"
 import { useLocation, useRoute } from "preact-iso"
+import type { OrgId } from "../../../domain/accounts/ids.ts"
 import { can } from "../../../domain/accounts/roles.ts"
 import { utc } from "../../shared/format.ts"
 import { Status, useRead } from "../../shared/useRead.tsx"
@@ -20,7 +21,8 @@ import { PoolsSection } from "./PoolsSection.tsx"
 export const OrgPage = () => {
   const { params } = useRoute()
   const { route } = useLocation()
-  const orgId = params["id"] ?? ""
+  // From the address bar, unchecked: the server judges it, and a malformed one is its 422 like any unknown one's 404.
+  const orgId = (params["id"] ?? "") as OrgId
   const version = useSignal(0)
   const refresh = () => void (version.value += 1)
   const org = useRead(() => call((c) => c.orgs.getOrganization({ path: { id: orgId } })), [orgId, version.value])

@@ -4,6 +4,7 @@
  */
 import { useSignal } from "@preact/signals"
 import type { PoolView } from "../../../src/api/PoolsApi.ts"
+import { CfId } from "../../../domain/accounts/ids.ts"
 import { formatScaled } from "../../shared/format.ts"
 import type { Loaded } from "../../shared/useRead.tsx"
 import { call } from "../api.ts"
@@ -71,7 +72,7 @@ export const PoolCard = (props: {
     event.preventDefault()
     const cfId = adding.value
     if (cfId === "") return
-    void change("add", () => call((c) => c.pools.addPoolMember({ path: { ...path, cfId } })))
+    void change("add", () => call((c) => c.pools.addPoolMember({ path: { ...path, cfId: CfId.make(cfId) } })))
   }
 
   return (

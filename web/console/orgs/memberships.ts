@@ -4,6 +4,7 @@
  * whose `active_context` keys the console's pages: the page open re-reads everything in the new context.
  */
 import { signal } from "@preact/signals"
+import { OrgId } from "../../../domain/accounts/ids.ts"
 import type { OrganizationView } from "../../../src/api/OrgsApi.ts"
 import type { Loaded } from "../../shared/useRead.tsx"
 import { call } from "../api.ts"
@@ -28,7 +29,7 @@ export const refreshOrganizations = async (): Promise<void> => {
 
 /** Acts in `orgId`, or in the personal account for null; rejects with the API's refusal. */
 export const switchContext = async (orgId: string | null): Promise<void> => {
-  await call((c) => c.orgs.setContext({ payload: { orgId } }))
+  await call((c) => c.orgs.setContext({ payload: { orgId: orgId === null ? null : OrgId.make(orgId) } }))
   await refreshIdentity()
 }
 
