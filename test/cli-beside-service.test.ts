@@ -10,7 +10,7 @@ import * as Path from "node:path"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { cleanEnv, type ServiceProcess, startProcess, startService } from "./support/process.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-cli-beside-"))
 let env: NodeJS.ProcessEnv

@@ -54,7 +54,7 @@ import {
   startTestChain,
   type TestChain
 } from "./support/chain.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 const admin = privateKeyToAccount(DEV_KEYS[0])
 const relayer = privateKeyToAccount(DEV_KEYS[1])

@@ -15,7 +15,7 @@ import { PRICE_SCAN_JOB, PriceScan } from "../services/oracle/PriceScan.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { at } from "./support/catalogFixtures.ts"
 import { type OracleHarness, startOracle } from "./support/oracle.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 let harness: OracleHarness | undefined
 afterEach(async () => {

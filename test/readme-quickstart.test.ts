@@ -11,7 +11,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { cleanEnv, logRecords, projectRoot, type ServiceProcess, startProcess } from "./support/process.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 const readme = Fs.readFileSync(Path.join(projectRoot, "README.md"), "utf8")
 

@@ -18,7 +18,7 @@ import { loadArtifact } from "../contracts/compile.ts"
 import { DEV_KEYS, deployTestRegistry, startTestChain, type TestChain } from "./support/chain.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { cleanEnv, logRecords, type ServiceProcess, startService } from "./support/process.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 const cleanups: Array<() => Promise<unknown> | void> = []
 
@@ -203,7 +203,13 @@ describe("reattaching to a saved embedded chain", () => {
         ...env
       })
 
+    // The service that may start boots alone, so its readiness is not measured against four others' boots on 2 cores.
     const own = await start(copyDataDir(prepared), databases[0]!)
+    const ready = await own.waitForLog(/"ready at /, 30_000)
+    expect(ready).toContain(`"revisionsConfirmed":0`)
+    expect(own.output()).toMatch(/"embedded chain ready".*"fresh":false/)
+    expect(await own.stop("SIGTERM")).toBe(0)
+
     const otherChainId = await start(copyDataDir(prepared), databases[1]!, { CHAIN_ID: "1" })
     const notOurs = await start(copyDataDir(prepared, (d) => ({ ...d, registryAddress: saved.implementationAddress })), databases[2]!)
     const noCode = await start(
@@ -211,11 +217,6 @@ describe("reattaching to a saved embedded chain", () => {
       databases[3]!
     )
     const garbled = await start(copyDataDir(prepared, (d) => ({ ...d, deployedBlock: "the first one" })), databases[4]!)
-
-    const ready = await own.waitForLog(/"ready at /, 30_000)
-    expect(ready).toContain(`"revisionsConfirmed":0`)
-    expect(own.output()).toMatch(/"embedded chain ready".*"fresh":false/)
-    expect(await own.stop("SIGTERM")).toBe(0)
 
     expect(await otherChainId.exited).not.toBe(0)
     expect(fatalMessage(otherChainId.output())).toMatch(

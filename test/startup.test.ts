@@ -7,7 +7,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { cleanEnv, type LogRecord, logRecords, type ServiceProcess, startProcess } from "./support/process.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 const started: Array<ServiceProcess> = []
 const dataDirs: Array<string> = []

@@ -12,7 +12,7 @@ import { PriceScan } from "../services/oracle/PriceScan.ts"
 import { RevisionRepository, type StoredRevision } from "../services/oracle/RevisionRepository.ts"
 import { type AnchoringHarness, startAnchoring } from "./support/anchoring.ts"
 import { cleanEnv, startProcess } from "./support/process.ts"
-import { freePort } from "./support/server.ts"
+import { freePort } from "./support/ports.ts"
 
 let harness: AnchoringHarness
 let revisions: ReadonlyArray<StoredRevision>

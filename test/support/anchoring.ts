@@ -13,7 +13,7 @@ import type { Layer as L } from "effect"
 import { fixturesDir } from "./catalogFixtures.ts"
 import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { startLayer } from "./harness.ts"
-import { freePort } from "./server.ts"
+import { freePort } from "./ports.ts"
 
 type AnchoringServices = L.Layer.Success<typeof AnchoringLive> | SqlClient.SqlClient
 

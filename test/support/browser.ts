@@ -10,7 +10,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { onTestFinished } from "vitest"
 import { createMigratedDatabase, type TestDatabase } from "./database.ts"
 import { cleanEnv, projectRoot, type ServiceProcess, startService } from "./process.ts"
-import { freePort } from "./server.ts"
+import { freePort } from "./ports.ts"
 
 export const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 

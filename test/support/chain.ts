@@ -25,7 +25,7 @@ import { type Artifact, loadArtifact } from "../../contracts/compile.ts"
 import { startAnvil } from "../../services/chain/anvil.ts"
 import { deployRegistry } from "../../services/chain/deploy.ts"
 import { deployFunding, type FundingDeployment, type FundingRoles } from "../../services/chain/funding.ts"
-import { freePort } from "./server.ts"
+import { freePort } from "./ports.ts"
 
 /** anvil's well-known development keys (mnemonic "test test ... junk"); never hold value. */
 export const DEV_KEYS = [

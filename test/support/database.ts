@@ -11,8 +11,11 @@ import { Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
 import { inject } from "vitest"
-import { TestDatabase } from "../../layers/Test.ts"
-import { acquireEmbeddedPostgres } from "../../services/platform/EmbeddedPostgres.ts"
+
+// The migrations' layer and the embedded database are imported when first needed, not with this module: a suite that
+// only hands a database to a service process (the browser suites) then loads neither (about 1.5 s of collection).
+const testLayers = () => import("../../layers/Test.ts")
+const embeddedPostgres = () => import("../../services/platform/EmbeddedPostgres.ts")
 
 export type Backend = "postgres" | "pglite"
 
@@ -72,6 +75,7 @@ const migratedTemplate = (): Promise<string> =>
         await client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`)
         await client.query(`CREATE DATABASE ${building}`)
         try {
+          const { TestDatabase } = await testLayers()
           await Effect.runPromise(
             Layer.build(TestDatabase(databaseUrl(building), 1)).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
           )
@@ -88,6 +92,7 @@ const migratedTemplate = (): Promise<string> =>
   }))
 
 const createPgliteDatabase = async (): Promise<TestDatabase> => {
+  const { acquireEmbeddedPostgres } = await embeddedPostgres()
   const scope = Effect.runSync(Scope.make())
   const handle = await Effect.runPromise(
     acquireEmbeddedPostgres({ dataDir: undefined, maxConnections: 32 }).pipe(
@@ -132,7 +137,10 @@ export const queryDatabase = async (database: TestDatabase, text: string, values
 export const ScratchDatabase = (poolSize = 4) =>
   Layer.unwrapScoped(
     Effect.map(
-      Effect.acquireRelease(Effect.promise(() => createMigratedDatabase()), (database) => Effect.promise(() => database.close())),
-      (database) => TestDatabase(database.url, poolSize)
+      Effect.all([
+        Effect.acquireRelease(Effect.promise(() => createMigratedDatabase()), (database) => Effect.promise(() => database.close())),
+        Effect.promise(testLayers)
+      ]),
+      ([database, { TestDatabase }]) => TestDatabase(database.url, poolSize)
     )
   )

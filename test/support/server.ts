@@ -4,29 +4,21 @@
  */
 import { Layer } from "effect"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { makeMainLayer } from "../../layers/Main.ts"
 import { FixedClock } from "../../layers/Test.ts"
 import { startLayer } from "./harness.ts"
+import { freePort } from "./ports.ts"
 import { ProbeApi, ProbeHandlers } from "./probeApi.ts"
+
+export { freePort }
 
 export interface TestServer {
   readonly baseUrl: string
   readonly port: number
   readonly close: () => Promise<void>
 }
-
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = Net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address() as Net.AddressInfo
-      server.close(() => resolve(address.port))
-    })
-  })
 
 /**
  * A clock that always reads `at` (sleeps still take real time): two servers pinned to the same instant build
