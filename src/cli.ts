@@ -4,68 +4,19 @@
  * the service is running on the same DATA_DIR (it then holds the embedded database and chain): the command is then
  * sent to the service, which runs the same code (src/operator/commands.ts) and streams back what it prints.
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Config, Console, Effect, Layer, Option, Schema } from "effect"
-import { DatabaseLive, SqlLive } from "../layers/Database.ts"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Config, Console, Effect, Option, Schema } from "effect"
 import { LoggingLive } from "../layers/Logging.ts"
-import { ChainLive } from "../layers/Chain.ts"
-import { AnchoringLive, OracleLive } from "../layers/Oracle.ts"
-import { Ledger } from "../services/accounts/Ledger.ts"
-import { Mailer } from "../services/accounts/Mailer.ts"
-import { AutoRouter } from "../services/exchange/AutoRouter.ts"
-import { Verify } from "../services/oracle/Verify.ts"
-import { AppConfig } from "../services/platform/AppConfig.ts"
 import { findRunningService, type RunningService } from "../services/platform/OperatorCredential.ts"
-import { OperatorCommandEvent } from "./api/AdminApi.ts"
 import { type OperatorCommand, parseCommandLine, usage } from "./operator/commandLine.ts"
-import * as Commands from "./operator/commands.ts"
+import { CommandFailure, OperatorCommandEvent } from "./operator/protocol.ts"
 
-const toTerminal = Layer.succeed(Commands.CommandOutput, { line: (text: string) => Console.log(text) })
-
-const withDatabase = Layer.provideMerge(DatabaseLive, AppConfig.Default)
-const catalog = OracleLive.pipe(Layer.provideMerge(withDatabase))
-const anchoring = Verify.Default.pipe(Layer.provideMerge(AnchoringLive), Layer.provideMerge(withDatabase))
-const ledger = Ledger.Default.pipe(Layer.provideMerge(withDatabase))
-const mail = Mailer.Default.pipe(Layer.provideMerge(withDatabase))
-const routingList = AutoRouter.Default.pipe(Layer.provideMerge(withDatabase))
-
-/** The command run here, on the database and chain it opens itself (and only those it needs). */
-const runHere = (command: OperatorCommand): Effect.Effect<void, unknown> => {
-  switch (command._tag) {
-    case "Migrate":
-      return Commands.migrate.pipe(Effect.provide(toTerminal), Effect.provide(SqlLive))
-    case "Scan":
-      return Commands.scan(command.verbose).pipe(Effect.provide(toTerminal), Effect.provide(catalog))
-    case "Basket":
-      return Commands.basket.pipe(Effect.provide(toTerminal), Effect.provide(catalog))
-    case "Status":
-      return Commands.status.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Publish":
-      return Commands.publish.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Approve":
-      return Commands.maintain("approve", command.revision).pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Discard":
-      return Commands.maintain("discard", command.revision).pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Refork":
-      return Commands.refork.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Sync":
-      return Commands.sync.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Verify":
-      return Commands.verify.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
-    case "Grant":
-      return Commands.grant(command.who, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(ledger))
-    case "Faucet":
-      return Commands.faucet(command.to, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(ChainLive))
-    case "SignInCode":
-      return Commands.signInCode(command.email).pipe(Effect.provide(toTerminal), Effect.provide(mail))
-    case "RoutingShow":
-      return Commands.routing("show").pipe(Effect.provide(toTerminal), Effect.provide(routingList))
-    case "RoutingSet":
-      return Commands.routing(command.models).pipe(Effect.provide(toTerminal), Effect.provide(routingList))
-    case "RoutingClear":
-      return Commands.routing("clear").pipe(Effect.provide(toTerminal), Effect.provide(routingList))
-  }
-}
+/** The command run here, on the database and chain it opens itself: that code loads only when it is needed. */
+const runHere = (command: OperatorCommand) =>
+  Effect.flatMap(
+    Effect.promise(() => import("./operator/local.ts")),
+    (local) => local.runHere(command)
+  )
 
 const decodeEvent = Schema.decodeUnknownOption(Schema.parseJson(OperatorCommandEvent))
 
@@ -81,13 +32,13 @@ const runInService = (service: RunningService, args: ReadonlyArray<string>) =>
           body: JSON.stringify({ args })
         }),
       catch: (error) =>
-        new Commands.CommandFailure(
+        new CommandFailure(
           `the service recorded in DATA_DIR/operator.json (process ${service.pid}) does not answer at ${service.url}: ${(error as Error).message}`
         )
     })
     if (!response.ok || response.body === null) {
       const text = yield* Effect.promise(() => response.text())
-      return yield* Effect.fail(new Commands.CommandFailure(`the service refused the command (${response.status}): ${text}`))
+      return yield* Effect.fail(new CommandFailure(`the service refused the command (${response.status}): ${text}`))
     }
     let pending = ""
     let ended: Option.Option<{ readonly exit: 0 | 1; readonly error?: string | undefined }> = Option.none()
@@ -106,8 +57,8 @@ const runInService = (service: RunningService, args: ReadonlyArray<string>) =>
       }
       if (chunk.done) break
     }
-    if (Option.isNone(ended)) return yield* Effect.fail(new Commands.CommandFailure("the service stopped before the command ended; see its log"))
-    if (ended.value.exit !== 0) return yield* Effect.fail(new Commands.CommandFailure(ended.value.error ?? "the command failed"))
+    if (Option.isNone(ended)) return yield* Effect.fail(new CommandFailure("the service stopped before the command ended; see its log"))
+    if (ended.value.exit !== 0) return yield* Effect.fail(new CommandFailure(ended.value.error ?? "the command failed"))
   })
 
 const dataDir = Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))

@@ -88,11 +88,6 @@ export const OperatorCommandRequest = reportAllIssues(
   })
 ).annotations({ identifier: "OperatorCommandRequest" })
 
-/** One line of the answer to a command (newline-delimited JSON): a line it printed, then how it ended. */
-export const OperatorCommandEvent = Schema.Union(
-  Schema.Struct({ line: Schema.String }),
-  Schema.Struct({ exit: Schema.Literal(0, 1), error: Schema.optional(Schema.String) })
-).annotations({ identifier: "OperatorCommandEvent" })
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))

@@ -19,7 +19,8 @@ import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
-import { MaintainerAuth, OperatorCommandEvent, OperatorCommandRequest } from "../api/AdminApi.ts"
+import { MaintainerAuth, OperatorCommandRequest } from "../api/AdminApi.ts"
+import { OperatorCommandEvent } from "../operator/protocol.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 
 const digest = (text: string) => createHash("sha256").update(text).digest()

@@ -28,12 +28,11 @@ import { DatabaseInfo } from "../../services/platform/Database.ts"
 import { runMigrations } from "../../services/platform/Migrations.ts"
 import { decodedRows } from "../../services/platform/RepositoryBoundary.ts"
 import type { OperatorCommand } from "./commandLine.ts"
+import { CommandFailure } from "./protocol.ts"
 
 /** Where a command's lines go: the terminal, or the response streamed to the command line that sent it. */
 export class CommandOutput extends Context.Tag("CommandOutput")<CommandOutput, { readonly line: (text: string) => Effect.Effect<void> }>() {}
 
-/** A command that cannot do what it was asked, in one sentence (exit 1). */
-export class CommandFailure extends Error {}
 
 const say = (text: string) => Effect.flatMap(CommandOutput, (output) => output.line(text))
 const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
