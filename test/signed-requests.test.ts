@@ -2,11 +2,11 @@
  * Wallet-signed requests (issue 9), accepted wherever a session is: EIP-191 personal_sign of the canonical text,
  * signed here with viem. Freshness, tampering, malformed signatures, replays (also two at once), another wallet.
  */
-import { createHash, randomBytes } from "node:crypto"
 import type { PrivateKeyAccount } from "viem/accounts"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient, signInByWallet } from "./support/accounts.ts"
+import { type Signing as SignedRequest, signedHeaders as sign } from "./support/signing.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { startTestServer, type TestServer } from "./support/server.ts"
 
@@ -32,30 +32,10 @@ afterAll(async () => {
   await database?.close()
 })
 
-interface Signing {
-  readonly method: string
-  readonly path: string
-  readonly body?: string
-  readonly signer?: PrivateKeyAccount
-  readonly address?: string
-  readonly timestamp?: number
-  readonly nonce?: string
-}
+type Signing = Omit<SignedRequest, "signer"> & { readonly signer?: PrivateKeyAccount }
 
-/** The four headers, over DESIGN's canonical text, written out here independently of the service's code. */
-const signedHeaders = async (options: Signing): Promise<Record<string, string>> => {
-  const signer = options.signer ?? alice
-  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000)
-  const nonce = options.nonce ?? randomBytes(12).toString("hex")
-  const bodyHash = createHash("sha256").update(options.body ?? "").digest("hex")
-  const message = `CF-SIGNED-REQUEST\n${options.method}\n${options.path}\n${timestamp}\n${nonce}\n${bodyHash}`
-  return {
-    "x-cf-address": options.address ?? signer.address,
-    "x-cf-timestamp": String(timestamp),
-    "x-cf-nonce": nonce,
-    "x-cf-signature": await signer.signMessage({ message })
-  }
-}
+/** Alice's unless another signer is named. */
+const signedHeaders = (options: Signing) => sign({ ...options, signer: options.signer ?? alice })
 
 const send = async (options: Signing, headers?: Record<string, string>, sentBody?: string) =>
   client.call(options.method, options.path, sentBody ?? options.body, { headers: headers ?? (await signedHeaders(options)) })
