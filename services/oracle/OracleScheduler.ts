@@ -19,7 +19,7 @@ export { PRICE_SCAN_JOB, PUBLISH_JOB }
 export const HISTORY_REPLAY_JOB = "history-replay"
 export const CHAIN_SYNC_JOB = "chain-sync"
 
-/** After a skipped or failed attempt, wait this long before looking again. */
+/** After a skipped or failed attempt, wait this long (or the interval, if shorter) before looking again. */
 const RETRY_AFTER = Duration.minutes(1)
 
 export class OracleCycle extends Effect.Service<OracleCycle>()("OracleCycle", {
@@ -76,19 +76,22 @@ export const OracleSchedulerLive = Layer.scopedDiscard(
 
     const intervalHours = config.oracle.scanIntervalHours
     const intervalMs = intervalHours * 3_600_000
+    // A scan skipped because another replica held it is looked at again soon: if that replica died mid-run, this one
+    // takes the schedule over within this delay.
+    const retryAfter = Duration.min(RETRY_AFTER, Duration.millis(intervalMs))
     const scanLoop = Effect.gen(function* () {
       const last = yield* jobs.lastSucceeded(PRICE_SCAN_JOB)
       const now = yield* Clock.currentTimeMillis
       const dueAt = Option.match(last, { onNone: () => now, onSome: (run) => run.startedAt.getTime() + intervalMs })
       if (dueAt > now) return Duration.millis(dueAt - now)
       const ran = yield* cycle.scan(Option.isNone(last) ? "boot" : "schedule")
-      if (Option.isNone(ran)) return RETRY_AFTER
+      if (Option.isNone(ran)) return retryAfter
       yield* cycle.publish.pipe(
         Effect.catchAll((failure) => Effect.logWarning(`publication deferred: ${failure.reason}`))
       )
       return Duration.zero
     }).pipe(
-      Effect.catchAllCause((cause) => Effect.as(Effect.logError("scheduled price scan failed; retrying shortly", cause), RETRY_AFTER))
+      Effect.catchAllCause((cause) => Effect.as(Effect.logError("scheduled price scan failed; retrying shortly", cause), retryAfter))
     )
 
     const syncEvery = Duration.seconds(config.chain.syncIntervalSeconds)
