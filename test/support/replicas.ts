@@ -113,13 +113,28 @@ export const startReplicaSet = async (count: number, options: ReplicaOptions = {
     const port = await freePort()
     const dataDir = Fs.mkdtempSync(Path.join(scratch, `${name}-`))
     const process = startService(cleanEnv({ ...shared, PORT: String(port), DATA_DIR: dataDir }))
-    await process.waitForLog(/"ready at http:/, 120_000)
+    await process.waitForLog(/"ready at http:/, 120_000).catch(async (error: unknown) => {
+      await process.stop("SIGKILL")
+      throw error
+    })
     const replica = { name, baseUrl: `http://127.0.0.1:${port}`, process }
     replicas.push(replica)
     return replica
   }
-  // One at a time: the first migrates and loads the catalog, the others find it done.
-  for (let index = 0; index < count; index++) await start(String.fromCharCode(97 + index))
+  const close = async () => {
+    await Promise.all(replicas.map((replica) => replica.process.stop("SIGKILL")))
+    await Promise.all([mailbox.close(), simulator.close(), chain.close()])
+    await database.close()
+    Fs.rmSync(scratch, { recursive: true, force: true })
+  }
+  try {
+    // One at a time: the first migrates and loads the catalog, the others find it done.
+    for (let index = 0; index < count; index++) await start(String.fromCharCode(97 + index))
+  } catch (error) {
+    // A replica that did not start leaves nothing running behind the failed suite (the chain, the others).
+    await close()
+    throw error
+  }
   return {
     database,
     chain,
@@ -129,11 +144,6 @@ export const startReplicaSet = async (count: number, options: ReplicaOptions = {
     replicas,
     start,
     query: (text, values = []) => queryDatabase(database, text, [...values]),
-    close: async () => {
-      await Promise.all(replicas.map((replica) => replica.process.stop("SIGKILL")))
-      await Promise.all([mailbox.close(), simulator.close(), chain.close()])
-      await database.close()
-      Fs.rmSync(scratch, { recursive: true, force: true })
-    }
+    close
   }
 }
