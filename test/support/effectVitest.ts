@@ -7,4 +7,5 @@
 import { makeMethods } from "@effect/vitest"
 import { it } from "vitest"
 
-makeMethods(it)
+// Importing @effect/vitest already gave vitest's `it` the `scopedFixtures` its type asks for.
+makeMethods(it as Parameters<typeof makeMethods>[0])
