@@ -14,6 +14,7 @@ import { ServerApi } from "../src/api/ServerApi.ts"
 import { makeClient, sessionCookieOf, signInByWallet, siweSignature } from "./support/accounts.ts"
 import { type ExchangeFixture, MAINTAINER_TOKEN, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { asUser, makeTeam, type TeamUser, walletUsers } from "./support/orgTeam.ts"
+import { recordFigure } from "./support/reliability.ts"
 import { signedHeaders } from "./support/signing.ts"
 
 interface Endpoint {
@@ -310,7 +311,12 @@ describe("every route refuses the wrong caller", () => {
     expect(await databaseDigest()).toEqual(before)
     // Only the accepted requests used a nonce: no refused one recorded its own.
     expect(await nonceCount()).toBe(noncesBefore + accepted)
-    console.log(`[refusals] ${checked} refusals checked on ${guarded.length} guarded routes`)
+    recordFigure({
+      suite: "test/refusals.test.ts",
+      tried: "every wrong credential on every guarded route (none, malformed, wrong kind, revoked or frozen key, frozen or revoked grant, replayed nonce, forged signature, cookie without CSRF header or from another site)",
+      volume: `${checked} requests on ${guarded.length} routes`,
+      held: "each refused in the envelope with its code; every table unchanged row for row; no nonce recorded by a refusal"
+    })
   }, 300_000)
 
   it("refuses another account's session on this account's resources, and changes nothing", async () => {
@@ -322,6 +328,12 @@ describe("every route refuses the wrong caller", () => {
       expectRefused(`${endpoint.method} ${endpoint.path} by a stranger`, answer, { status: 404, codes: ["not_found"] })
     }
     expect(await databaseDigest()).toEqual(before)
+    recordFigure({
+      suite: "test/refusals.test.ts",
+      tried: "another account's session on this account's keys, grants, bills, organization, pools and invitations",
+      volume: `${named.length} routes`,
+      held: "each 404 not_found; every table unchanged"
+    })
   })
 
   it("refuses a Member where an Admin or the Owner is needed, and changes nothing", async () => {
@@ -354,6 +366,12 @@ describe("every route refuses the wrong caller", () => {
       expect(answer.body.error.details.actualRole, route).toBe("member")
     }
     expect(await databaseDigest()).toEqual(before)
+    recordFigure({
+      suite: "test/refusals.test.ts",
+      tried: "a Member's session where an Admin or the Owner is needed",
+      volume: `${needsMore.length} routes`,
+      held: "each 403 org_role_required naming the role; every table unchanged"
+    })
   })
 })
 

@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient, signInByWallet } from "./support/accounts.ts"
 import { expectedChargeWei, MAINTAINER_TOKEN } from "./support/exchangeServer.ts"
+import { recordFigure } from "./support/reliability.ts"
 import { type Replica, type ReplicaSet, startReplicaSet } from "./support/replicas.ts"
 
 const ANTHROPIC_RPM = 4
@@ -104,6 +105,12 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
     for (const replica of [a, b]) {
       expect((await makeClient(replica.baseUrl).call("GET", "/v1/me", undefined, { cookie, ip })).status).toBe(401)
     }
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: "an e-mail sign-in started on replica A, finished on B, signed out on B",
+      volume: "1 sign-in, 5 requests",
+      held: "the code mailed by A verified on B; the session worked on both; after sign-out on B, both answered 401"
+    })
   })
 
   it("refuses on one replica, within a second, a key frozen or revoked and a grant frozen through the other", async () => {
@@ -124,15 +131,15 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
       const tookMs = Date.now() - changedAt
       expect(refused.body.error.code).toBe(code)
       expect(tookMs, `B refused after ${tookMs} ms`).toBeLessThan(1_000)
-      console.log(`[replicas] ${code} on the other replica after ${tookMs} ms`)
+      return tookMs
     }
-    await refusedWithin(
+    const frozenAfter = await refusedWithin(
       async () => expect((await owner.client.call("POST", `/v1/keys/${frozen.id}/freeze`, undefined, owner)).status).toBe(200),
       frozen.secret,
       403,
       "api_key_frozen"
     )
-    await refusedWithin(
+    const revokedAfter = await refusedWithin(
       async () => expect((await owner.client.call("POST", `/v1/keys/${revoked.id}/revoke`, undefined, owner)).status).toBe(200),
       revoked.secret,
       401,
@@ -148,6 +155,12 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
     const afterFreeze = await tools(b)
     expect(afterFreeze.status).toBe(403)
     expect(afterFreeze.body.error.code).toBe("app_grant_frozen")
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: "a key frozen, a key revoked and a grant frozen through replica A, used on replica B",
+      volume: "3 changes",
+      held: `refused by B after ${frozenAfter} ms (frozen key), ${revokedAfter} ms (revoked key), at once (grant); bound 1,000 ms`
+    })
   })
 
   it("counts the oracle's rate limit as one budget across both replicas", async () => {
@@ -161,6 +174,12 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
       if (response.status === 429) expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0)
     }
     expect(statuses).toEqual([...Array(ORACLE_PER_MINUTE).fill(200), 429, 429])
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: `one client's oracle reads alternating between replicas, at ${ORACLE_PER_MINUTE} a minute`,
+      volume: `${statuses.length} requests`,
+      held: `${ORACLE_PER_MINUTE} allowed across both, then 429 with Retry-After on either: one budget in Redis`
+    })
   })
 
   it("admits an upstream key's RPM once across both replicas", async () => {
@@ -183,6 +202,12 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
     const after = (await (await fetch(`${set.simulatorUrl}/__control/requests`)).json()) as Array<{ path: string }>
     const reachedAnthropic = (log: Array<{ path: string }>) => log.filter((entry) => entry.path === "/v1/messages").length
     expect(reachedAnthropic(after) - reachedAnthropic(before)).toBe(ANTHROPIC_RPM)
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: `requests alternating between replicas on an upstream key allowed ${ANTHROPIC_RPM} a minute`,
+      volume: `${statuses.length} requests`,
+      held: `${ANTHROPIC_RPM} reached the vendor, the rest 502 all_keys_exhausted: one budget in Redis`
+    })
   })
 
   it("bills 200 requests split across both against a balance for 8 holds, and the ledger reconciles exactly", async () => {
@@ -212,7 +237,6 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
       expect(answer.body.error.code).toBe("insufficient_balance")
     }
     expect(answered.length).toBeGreaterThan(100)
-    console.log(`[replicas] 200 requests across 2 replicas: ${answered.length} answered and charged, ${refused.length} refused 402 before any hold`)
 
     // No hold left live; reserved back to zero.
     await waitFor("no live hold", async () => (await set.query("SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL", [owner.accountId])).length === 0)
@@ -231,6 +255,12 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
         expectedChargeWei([[usage.prompt_tokens, GPT41.input], [usage.completion_tokens, GPT41.output]])
       )
     }
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: "billed requests split across two replicas, 12 at once, against a balance for 8 holds",
+      volume: `200 requests: ${answered.length} answered, ${refused.length} refused 402`,
+      held: "one charge per answer, each the catalogue price + 5% of its counts; entries sum to the balance; no live hold"
+    })
   }, 180_000)
 
   it("runs each background job on one replica at a time; killed mid-stream, its jobs move to the other, its hold is swept uncharged", async () => {
@@ -292,7 +322,7 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
     // Every job now runs on B.
     const bPid = b.process.child.pid!
     let missing: Array<string> = jobs
-    await waitFor(`every job to run on B after the kill (missing: ${missing.join(", ")})`, async () => {
+    await waitFor("every job to run on B after the kill", async () => {
       const after = (await runs()).filter((run) => run.started_at > killedAt)
       missing = jobs.filter((job) => !after.some((run) => run.job === job && pidOf(run.instance_id) === bPid))
       return missing.length === 0
@@ -310,5 +340,11 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
         expect(end.getTime(), `${job}: a run began on ${ofJob[i]!.instance_id} before ${previous.instance_id}'s ended`).toBeLessThanOrEqual(ofJob[i]!.started_at.getTime())
       }
     }
+    recordFigure({
+      suite: "test/replicas.test.ts",
+      tried: "replica A SIGKILLed mid-stream while both ran every background job each second",
+      volume: `${all.length} job runs of ${jobs.length} jobs; 1 stream cut`,
+      held: "no two runs of a job overlapped; every job ran on B after the kill; B served on; A's hold swept after its TTL, uncharged"
+    })
   }, 120_000)
 })

@@ -8,6 +8,7 @@ import * as Net from "node:net"
 import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { ensureWebBuild } from "../../web/build.ts"
+import { writeReliabilityReport } from "./reliabilityReport.ts"
 
 const LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -41,15 +42,16 @@ export default async function setup(project: TestProject) {
   // needs it, dropped here when the run ends.
   const template = `test_template_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
   project.provide("postgresTemplate", template)
-  if (backend === "postgres") {
-    return async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      try {
-        for (const name of [template, `${template}_building`]) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      } finally {
-        await client.end()
-      }
+  const report = writeReliabilityReport()
+  return async () => {
+    report.finish()
+    if (backend !== "postgres") return
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try {
+      for (const name of [template, `${template}_building`]) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    } finally {
+      await client.end()
     }
   }
 }
