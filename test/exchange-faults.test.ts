@@ -22,6 +22,7 @@ import { makeClient } from "./support/accounts.ts"
 import { EXCHANGE_FIXTURES, type ExchangeFixture, expectedChargeWei, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { cleanEnv, type ServiceProcess, startService } from "./support/process.ts"
 import { freePort } from "./support/server.ts"
+import { waitFor } from "./support/polling.ts"
 
 const PROVIDERS_FILE = new URL("./support/faultsProviders.yaml", import.meta.url).pathname
 const FIRST_BYTE_TIMEOUT_MS = 1_000
@@ -74,15 +75,6 @@ afterAll(async () => {
 // ---------------------------------------------------------------------------------------------------------------
 // Polling, requests, frames
 
-const waitFor = async <A>(what: string, check: () => Promise<A | undefined | false>, ms = 5_000): Promise<A> => {
-  const until = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 interface Case {
   /** Unique words in the prompt: how this case's requests are found in the simulator's log. */

@@ -13,6 +13,7 @@ import { makeClient, signInByWallet } from "./support/accounts.ts"
 import { expectedChargeWei, MAINTAINER_TOKEN } from "./support/exchangeServer.ts"
 import { recordFigure } from "./support/reliability.ts"
 import { type Replica, type ReplicaSet, startReplicaSet } from "./support/replicas.ts"
+import { waitFor } from "./support/polling.ts"
 
 const ANTHROPIC_RPM = 4
 const ORACLE_PER_MINUTE = 6
@@ -45,15 +46,6 @@ afterAll(async () => {
   await set?.close()
 })
 
-const waitFor = async <A>(what: string, check: () => Promise<A | undefined | false>, ms = 10_000): Promise<A> => {
-  const until = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 /** A fresh wallet account signed in on `replica`, credited `wei` by the maintainer. */
 const newAccount = async (replica: Replica, wei: bigint) => {
@@ -239,7 +231,7 @@ describe("two replicas on one PostgreSQL and one Redis", () => {
     expect(answered.length).toBeGreaterThan(100)
 
     // No hold left live; reserved back to zero.
-    await waitFor("no live hold", async () => (await set.query("SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL", [owner.accountId])).length === 0)
+    await waitFor("no live hold", async () => (await set.query("SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL", [owner.accountId])).length === 0, 10_000)
     const [account] = await set.query("SELECT balance_wei::text AS balance, reserved_wei::text AS reserved FROM accounts WHERE id = $1", [owner.accountId])
     expect(account.reserved).toBe("0")
     // The entries sum to the balance.
