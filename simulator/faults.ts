@@ -2,7 +2,7 @@
 import type { IncomingHttpHeaders } from "node:http"
 import { isRecord } from "./http.ts"
 
-export const FAULT_KINDS = ["error500", "error400", "rate_limited", "timeout", "drop", "slow_first_byte", "stall", "slow_stream"] as const
+export const FAULT_KINDS = ["error500", "error400", "rate_limited", "timeout", "drop", "slow_first_byte", "stall", "slow_stream", "malformed", "trickle"] as const
 export type FaultKind = (typeof FAULT_KINDS)[number]
 
 export interface Fault {

@@ -163,3 +163,47 @@ export const writePaced = (res: ServerResponse, reply: Reply, delayMs: number): 
   res.once("close", () => clearTimeout(timer))
   writeNext()
 }
+
+/**
+ * Writes the first `afterChunks` chunks of a stream (never all of them), then half of the next one closed as if it
+ * were whole, then ends: an event whose JSON stops midway, as a broken proxy or a vendor's bug sends. A JSON reply is
+ * a 200 whose body is the first half of the answer.
+ */
+export const writeMalformed = (res: ServerResponse, reply: Reply, afterChunks: number): void => {
+  if (res.destroyed) return
+  if (reply.kind === "json") {
+    const half = reply.body.slice(0, Math.floor(reply.body.length / 2))
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(half), ...reply.headers })
+    return void res.end(half)
+  }
+  startStream(res, reply)
+  const n = Math.max(0, Math.min(afterChunks, reply.chunks.length - 1))
+  const next = reply.chunks[n]!.replace(/\n+$/, "")
+  res.end(`${reply.chunks.slice(0, n).join("")}${next.slice(0, Math.ceil(next.length / 2))}\n\n`)
+}
+
+/**
+ * Writes the whole reply (a stream's events or a JSON body) one byte at a time, `delayMs` apart: every event and every
+ * multi-byte character arrives split. Stops writing when the client goes away.
+ */
+export const writeTrickle = (res: ServerResponse, reply: Reply, delayMs: number): void => {
+  if (res.destroyed) return
+  const bytes = Buffer.from(reply.kind === "json" ? reply.body : reply.chunks.join(""))
+  if (reply.kind === "json") {
+    res.writeHead(reply.status, { "content-type": "application/json", "content-length": bytes.length, ...reply.headers })
+  } else {
+    startStream(res, reply)
+  }
+  res.flushHeaders()
+  let next = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const writeNext = () => {
+    if (res.destroyed || res.writableEnded) return
+    const byte = bytes.subarray(next, ++next)
+    if (next >= bytes.length) return void res.end(byte)
+    res.write(byte)
+    timer = setTimeout(writeNext, delayMs)
+  }
+  res.once("close", () => clearTimeout(timer))
+  timer = setTimeout(writeNext, delayMs)
+}

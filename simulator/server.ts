@@ -10,10 +10,12 @@ import {
   json,
   readBody,
   writeJson,
+  writeMalformed,
   writePaced,
   writeReply,
   writeThenDrop,
   writeThenStall,
+  writeTrickle,
   type Prepared,
   type Reply,
   type Vendor
@@ -160,6 +162,10 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
         return
       case "slow_stream":
         return writePaced(res, prepared.run(), fault.delayMs)
+      case "malformed":
+        return writeMalformed(res, prepared.run(), fault.afterChunks)
+      case "trickle":
+        return writeTrickle(res, prepared.run(), fault.delayMs)
     }
   }
 

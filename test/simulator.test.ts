@@ -807,6 +807,54 @@ describe("errors and faults", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290)
     expect(whole.choices[0]!.message.content).toBe(contentOf(plain))
   })
+
+  it("malformed: afterChunks whole events, then one whose JSON stops midway, then the end; a whole answer is half its JSON", async () => {
+    /** Two answers to one request differ only in their id and time. */
+    const stable = (text: string) => text.replace(/"id":"[^"]*"/g, "").replace(/"created":\d+/g, "")
+    const request = { model: "gpt-4o", stream: true, messages: [{ role: "user", content: "break me" }] }
+    const post = (body: unknown) =>
+      fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer k", "content-type": "application/json" }, body: JSON.stringify(body) })
+    const plain = await (await post(request)).text()
+    await fault({ model: "gpt-4o", fault: "malformed", afterChunks: 2 })
+    const broken = await (await post(request)).text()
+    const events = broken.split("\n\n").filter((event) => event !== "")
+    expect(events).toHaveLength(3)
+    expect(stable(plain).startsWith(stable(`${events[0]}\n\n${events[1]}\n\n`))).toBe(true)
+    expect(() => JSON.parse(events[2]!.replace(/^data: /, ""))).toThrow()
+
+    const whole = await (await post({ ...request, stream: false })).text()
+    await fault({ model: "gpt-4o", fault: "malformed" })
+    const answer = await post({ ...request, stream: false })
+    expect(answer.status).toBe(200)
+    const half = await answer.text()
+    expect(stable(whole).startsWith(stable(half))).toBe(true)
+    expect(half.length).toBe(Math.floor(whole.length / 2))
+    expect(() => JSON.parse(half)).toThrow()
+  })
+
+  it("trickle: the answer arrives one byte a read, delayMs apart, the same bytes as unpaced", async () => {
+    const request = { model: "gpt-4o", stream: true, max_tokens: 3, messages: [{ role: "user", content: "drip" }] }
+    const read = async () => {
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: "Bearer k", "content-type": "application/json" },
+        body: JSON.stringify(request)
+      })
+      const reads: Array<Uint8Array> = []
+      for await (const chunk of response.body!) reads.push(chunk)
+      return reads
+    }
+    const plain = Buffer.concat(await read()).toString("utf8")
+    await fault({ model: "gpt-4o", fault: "trickle", delayMs: 2 })
+    const started = Date.now()
+    const reads = await read()
+    const trickled = Buffer.concat(reads).toString("utf8")
+    const stable = (text: string) => text.replace(/"id":"[^"]*"/g, "").replace(/"created":\d+/g, "")
+    expect(stable(trickled)).toBe(stable(plain))
+    // Each byte is its own write, 2 ms apart: the client reads most of them apart.
+    expect(reads.length).toBeGreaterThan(trickled.length / 4)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * (Buffer.byteLength(trickled) - 1))
+  })
 })
 
 describe("control API", () => {
