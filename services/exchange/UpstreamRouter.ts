@@ -93,7 +93,8 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
               vendor: model.vendor,
               traits: model.traits,
               defaultMaxTokens: outputTokens,
-              firstByteTimeoutMs: config.exchange.firstByteTimeoutMs
+              firstByteTimeoutMs: config.exchange.firstByteTimeoutMs,
+              idleTimeoutMs: config.exchange.idleTimeoutMs
             }, stream)
           )
           const ended = yield* Clock.currentTimeMillis

@@ -4,7 +4,7 @@
  * awaited like the first byte. Kept below the Effect
  * HttpClient because this is the hot path the latency budget is measured on; everything above it is Effect.
  */
-import { type Chunk, Data, Duration, Effect, Queue, Stream, Take } from "effect"
+import { type Chunk, Data, Duration, Effect, type Either, Queue, Stream, Take } from "effect"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { Readable } from "node:stream"
@@ -99,15 +99,34 @@ export const postJson = (
     })
   })
 
-/** The whole body as text (non-streaming answers). */
-export const readText = (response: UpstreamResponse): Effect.Effect<string, UpstreamFailure> =>
+/**
+ * The whole body as text (non-streaming answers). A vendor sends a whole answer at once after its head, so a body not
+ * complete within `timeoutMs` of the head is left (`timeout`): an upstream that sends its head and then trickles or
+ * stops cannot hold a request for longer.
+ */
+export const readText = (response: UpstreamResponse, timeoutMs: number): Effect.Effect<string, UpstreamFailure> =>
   Effect.async<string, UpstreamFailure>((resume) => {
     const chunks: Array<Buffer> = []
+    const idle = setTimeout(() => {
+      // Failed before the body is destroyed: destroying it emits the cut below, which must not be the reason given.
+      resume(Effect.fail(new UpstreamFailure({ kind: "timeout", message: `the answer was not complete ${timeoutMs} ms after its head` })))
+      response.body.destroy()
+    }, timeoutMs)
     response.body.on("data", (chunk: Buffer) => chunks.push(chunk))
-    response.body.on("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
-    response.body.on("error", (error) => resume(Effect.fail(new UpstreamFailure({ kind: "stream", message: `the answer was cut: ${error.message}` }))))
-    response.body.on("aborted", () => resume(Effect.fail(new UpstreamFailure({ kind: "stream", message: "the answer was cut" }))))
-    return Effect.sync(() => response.body.destroy())
+    response.body.on("end", () => {
+      clearTimeout(idle)
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    })
+    const cut = (why: string) => {
+      clearTimeout(idle)
+      resume(Effect.fail(new UpstreamFailure({ kind: "stream", message: why })))
+    }
+    response.body.on("error", (error) => cut(`the answer was cut: ${error.message}`))
+    response.body.on("aborted", () => cut("the answer was cut"))
+    return Effect.sync(() => {
+      clearTimeout(idle)
+      response.body.destroy()
+    })
   })
 
 export interface SseMessage {
@@ -116,16 +135,21 @@ export interface SseMessage {
 }
 
 /**
- * Opens the body as server-sent events (`event:` and `data:` lines up to each blank line; CRLF, LF or CR) and waits
- * for the first complete event: for a streamed answer that is the first byte that counts, so a body that ends, is cut
- * or stays silent for `firstEventTimeoutMs` before it fails this attempt (the caller moves to the next key) instead of
- * reaching the client as an empty, interrupted stream. After it, the events arrive on the returned stream; a
- * connection closed or cut before its end fails it with `stream`, and an event still open at the end is dropped (a
- * complete one ends with a blank line). The body is read through its events, not an async iterator, so closing the
- * stream (its end, a failure, an interruption) destroys the connection at once, even while a read is pending on a
- * silent socket.
+ * Opens the body as server-sent events (`event:` and `data:` lines up to each blank line; CRLF, LF or CR), parses
+ * each event with `parse`, and waits for the first event parsed: for a streamed answer that is the first byte that
+ * counts, so a body that ends, is cut, stays silent for `firstEventTimeoutMs` or opens with an event that does not
+ * parse fails this attempt (the caller moves to the next key) instead of reaching the client as an empty,
+ * interrupted stream. After it, the events arrive on the returned stream; a connection closed or cut before its end,
+ * or silent for `idleTimeoutMs` between two reads, fails it with `stream`, and an event still open at the end is
+ * dropped (a complete one ends with a blank line). The body is read through its events, not an async iterator, so
+ * closing the stream (its end, a failure, an interruption) destroys the connection at once, even while a read is
+ * pending on a silent socket.
  */
-export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number): Effect.Effect<Stream.Stream<SseMessage, UpstreamFailure>, UpstreamFailure> =>
+export const openSse = <E>(
+  response: UpstreamResponse,
+  timeouts: { readonly firstEventMs: number; readonly idleMs: number },
+  parse: (message: SseMessage) => Either.Either<ReadonlyArray<E>, UpstreamFailure>
+): Effect.Effect<Stream.Stream<E, UpstreamFailure>, UpstreamFailure> =>
   Effect.gen(function* () {
     const body = response.body
     const queue = yield* Queue.unbounded<Take.Take<SseMessage, UpstreamFailure>>()
@@ -136,8 +160,11 @@ export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number)
     const finish = (take: Take.Take<SseMessage, UpstreamFailure>) => {
       if (done) return
       done = true
+      clearTimeout(idle)
       Queue.unsafeOffer(queue, take)
     }
+    // Set once the first event is in (the first-event timeout covers the wait before it), refreshed by every read.
+    let idle: ReturnType<typeof setTimeout> | undefined
     const line = (text: string) => {
       if (text === "") {
         if (data.length > 0) Queue.unsafeOffer(queue, Take.of({ event, data: data.join("\n") }))
@@ -155,6 +182,7 @@ export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number)
     body.setEncoding("utf8")
     body.on("data", (chunk: string) => {
       if (done) return
+      idle?.refresh()
       carry += chunk
       let start = 0
       for (let i = 0; i < carry.length; i++) {
@@ -178,12 +206,13 @@ export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number)
     body.on("close", () => cut("the connection closed before the end"))
     const destroy = Effect.sync(() => {
       done = true
+      clearTimeout(idle)
       body.destroy()
     })
     const first = yield* Queue.take(queue).pipe(
       Effect.timeoutFail({
-        duration: Duration.millis(firstEventTimeoutMs),
-        onTimeout: () => new UpstreamFailure({ kind: "timeout", message: `no event within ${firstEventTimeoutMs} ms of the answer's head` })
+        duration: Duration.millis(timeouts.firstEventMs),
+        onTimeout: () => new UpstreamFailure({ kind: "timeout", message: `no event within ${timeouts.firstEventMs} ms of the answer's head` })
       }),
       Effect.onInterrupt(() => destroy),
       Effect.tapError(() => destroy)
@@ -193,9 +222,14 @@ export const openSse = (response: UpstreamResponse, firstEventTimeoutMs: number)
       onEnd: (): Opened => Effect.fail(new UpstreamFailure({ kind: "stream", message: "the stream ended before its first event" })),
       onFailure: (cause): Opened => Effect.failCause(cause),
       onSuccess: (messages): Opened => Effect.succeed(messages)
-    }).pipe(Effect.tapError(() => destroy))
-    return Stream.fromChunk(opened).pipe(
-      Stream.concat(Stream.flattenTake(Stream.fromQueue(queue))),
+    }).pipe(
+      // Parsed here, not on the stream: an answer that opens with an unreadable event is a failed attempt.
+      Effect.flatMap((messages) => Effect.forEach(messages, parse)),
+      Effect.tapError(() => destroy)
+    )
+    if (!done) idle = setTimeout(() => cut(`no data for ${timeouts.idleMs} ms`), timeouts.idleMs)
+    return Stream.fromIterable(opened.flat()).pipe(
+      Stream.concat(Stream.flattenTake(Stream.fromQueue(queue)).pipe(Stream.mapEffect(parse), Stream.flattenIterables)),
       Stream.ensuring(destroy)
     )
   })

@@ -183,6 +183,10 @@ export const appConfig = Config.all({
     fastPath: Config.boolean("INFERENCE_FAST_PATH").pipe(Config.withDefault(true)),
     // How long an upstream may take to start answering before the next key or candidate is tried.
     firstByteTimeoutMs: positiveInteger("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 60_000),
+    // Once an answer has started, how long a stream may send nothing (then stream_interrupted) and a whole answer's
+    // body may take after its head (then the next key). Above every vendor's keep-alive interval (their streams send
+    // pings or reasoning while they think), below the time a client would wait on a silent connection.
+    idleTimeoutMs: positiveInteger("UPSTREAM_IDLE_TIMEOUT_MS", 120_000),
     // After a client disconnects, how long the upstream is still read for its final usage before it is cut.
     drainTimeoutMs: positiveInteger("STREAM_DRAIN_TIMEOUT_MS", 120_000),
     // HMAC key for `user` / `metadata.user_id` fingerprints; unset: those fields are dropped.

@@ -22,12 +22,14 @@ export interface UpstreamTarget {
   /** `max_tokens` when the client set none and the format requires one (Anthropic). */
   readonly defaultMaxTokens: number
   readonly firstByteTimeoutMs: number
+  /** How long a started answer may stay silent before it is left; unset: the first-byte timeout. */
+  readonly idleTimeoutMs?: number
   /** How the model takes reasoning and what it refuses (data/exchange/model-traits.yaml). */
   readonly traits: ModelTraits
 }
 
 /** A token count sends the prompt only: no output limit, and no vendor quirks of the reply. */
-export type CountTarget = Pick<UpstreamTarget, "provider" | "key" | "upstreamModel" | "firstByteTimeoutMs" | "traits">
+export type CountTarget = Pick<UpstreamTarget, "provider" | "key" | "upstreamModel" | "firstByteTimeoutMs" | "idleTimeoutMs" | "traits">
 
 export interface ProviderAdapter {
   readonly format: UpstreamFormat

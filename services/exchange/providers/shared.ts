@@ -20,7 +20,10 @@ type ParserError = UpstreamProtocolError | UpstreamStreamError
 /** A stateful parser of one stream's SSE messages (`event:` name, `data:` payload) into canonical events. */
 export type SseParser = (event: string | undefined, data: string) => Either.Either<ReadonlyArray<ChatEvent>, ParserError>
 
-type Destination = Pick<UpstreamTarget, "provider" | "firstByteTimeoutMs">
+type Destination = Pick<UpstreamTarget, "provider" | "firstByteTimeoutMs" | "idleTimeoutMs">
+
+/** How long a started answer may stay silent: the target's idle timeout, else its first-byte timeout. */
+const idleTimeoutOf = (destination: Destination) => destination.idleTimeoutMs ?? destination.firstByteTimeoutMs
 
 /** A pure parser's refusal as the call's failure: an error the vendor reported mid-stream stays a `stream` failure. */
 export const protocolFailure = (error: ParserError): UpstreamFailure =>
@@ -36,8 +39,8 @@ const send = (destination: Destination, headers: Readonly<Record<string, string>
   postJson(`${destination.provider.baseUrl}${request.path}`, headers, JSON.stringify(request.body), destination.firstByteTimeoutMs)
 
 /** The whole body parsed as JSON once; `notJson` says what was expected when it is not. */
-export const readJson = (response: UpstreamResponse, notJson: string): Effect.Effect<unknown, UpstreamFailure> =>
-  Effect.flatMap(readText(response), (text) =>
+export const readJson = (response: UpstreamResponse, idleTimeoutMs: number, notJson: string): Effect.Effect<unknown, UpstreamFailure> =>
+  Effect.flatMap(readText(response, idleTimeoutMs), (text) =>
     Effect.try({
       try: () => JSON.parse(text) as unknown,
       catch: () => new UpstreamFailure({ kind: "protocol", message: notJson })
@@ -52,13 +55,13 @@ export const completeJson = (
 ): Effect.Effect<ReadonlyArray<ChatEvent>, UpstreamFailure> =>
   Effect.gen(function* () {
     const response = yield* send(destination, headers, request)
-    const json = yield* readJson(response, "the upstream answer is not JSON")
+    const json = yield* readJson(response, idleTimeoutOf(destination), "the upstream answer is not JSON")
     return yield* parsed(parse(json))
   })
 
 /**
- * Sends a streaming request; succeeds once the answer's head and first event arrived (openSse), so a vendor that
- * fails or stays silent before it is still a failed attempt, not a broken stream.
+ * Sends a streaming request; succeeds once the answer's head and first event arrived and parsed (openSse), so a
+ * vendor that fails, stays silent or sends garbage before it is still a failed attempt, not a broken stream.
  */
 export const streamSse = (
   destination: Destination,
@@ -68,10 +71,10 @@ export const streamSse = (
 ): Effect.Effect<Stream.Stream<ChatEvent, UpstreamFailure>, UpstreamFailure> =>
   Effect.gen(function* () {
     const response = yield* send(destination, headers, request)
-    const messages = yield* openSse(response, destination.firstByteTimeoutMs)
-    return messages.pipe(
-      Stream.mapEffect((message) => parsed(parse(message.event, message.data))),
-      Stream.flattenIterables
+    return yield* openSse(
+      response,
+      { firstEventMs: destination.firstByteTimeoutMs, idleMs: idleTimeoutOf(destination) },
+      (message) => parsed(parse(message.event, message.data))
     )
   })
 
@@ -84,6 +87,6 @@ export const countJson = (
 ): Effect.Effect<number, UpstreamFailure> =>
   Effect.gen(function* () {
     const response = yield* send(destination, headers, request)
-    const json = yield* readJson(response, "the token count is not JSON")
+    const json = yield* readJson(response, idleTimeoutOf(destination), "the token count is not JSON")
     return yield* parsed(parse(json))
   })
