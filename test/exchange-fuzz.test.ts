@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { type FuzzBody, type FuzzFormat, generateFuzzBody } from "./support/fuzzBodies.ts"
+import { recordFigure } from "./support/reliability.ts"
 
 const DEFAULT_SEED = 0x5eed_2011
 const envInt = (name: string, fallback: number, min: number): number => {
@@ -460,6 +461,16 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       expect(after.reservedWei).toBe("0")
       expect(balanceBefore - BigInt(after.balanceWei)).toBe(total)
       console.log(`[fuzz] ledger: ${served.size} served, ${entries.length} charges totalling ${total} wei, ${refusedAfterHold} holds released for refusals after reserving`)
+      if (ONLY.length === 0) {
+        const chat = runs.chat!
+        const messages = runs.messages!
+        recordFigure({
+          suite: "test/exchange-fuzz.test.ts",
+          tried: "seeded hostile bodies to /v1/chat/completions and /v1/messages",
+          volume: `${chat.count + messages.count} bodies (${chat.count} per format), seed ${SEED}`,
+          held: `0 answers 5xx; every refusal in the envelope at its code's status; ${served.size} served, ${entries.length} charges each equal to its bill; ${refusedAfterHold} holds released for refusals after reserving; none left live; the balance down by exactly the charges`
+        })
+      }
     },
     60_000
   )
