@@ -183,3 +183,28 @@ describe("without SMTP_URL", () => {
     expect(verified.body.email).toBe("local@example.com")
   })
 })
+
+describe("AUTH_CODE_PEPPER on a shared database", () => {
+  const startCapturingWarnings = async (env: Record<string, string>) => {
+    const database = await createTestDatabase()
+    const lines: Array<string> = []
+    const spy = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
+      lines.push(args.map(String).join(" "))
+    })
+    try {
+      const server = await startTestServer({ DATABASE_URL: database.url, LOG_LEVEL: "WARN", ...env })
+      await server.close()
+    } finally {
+      spy.mockRestore()
+      await database.close()
+    }
+    return lines.filter((line) => line.includes("AUTH_CODE_PEPPER"))
+  }
+
+  it("warns at start when it is unset (each replica would draw its own and refuse the others' codes), and not when it is set", async () => {
+    const unset = await startCapturingWarnings({})
+    expect(unset).toHaveLength(1)
+    expect(JSON.parse(unset[0]!)).toMatchObject({ logLevel: "WARN", message: expect.stringContaining("every replica") })
+    expect(await startCapturingWarnings({ AUTH_CODE_PEPPER: "a-shared-pepper-of-enough-length" })).toEqual([])
+  }, 60_000)
+})

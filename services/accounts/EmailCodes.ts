@@ -43,9 +43,17 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const mailer = yield* Mailer
-    const config = (yield* AppConfig).identity
-    // Without a configured pepper, one per process: codes then do not survive a restart (local runs only).
+    const appConfig = yield* AppConfig
+    const config = appConfig.identity
+    // Without a configured pepper, one per process: codes then do not survive a restart (local runs only). Kept out of
+    // the database on purpose: a pepper stored beside the hashes it guards would not slow a guess at a leaked one.
     const pepper = Option.match(config.codePepper, { onSome: Redacted.value, onNone: () => randomBytes(32).toString("hex") })
+    if (Option.isNone(config.codePepper) && Option.isSome(appConfig.database.url)) {
+      // A shared database usually means replicas: each would draw its own pepper and refuse the others' codes.
+      yield* Effect.logWarning(
+        "AUTH_CODE_PEPPER is not set: this process drew its own, so a sign-in code sent by another replica (or before a restart) will not verify here; set the same AUTH_CODE_PEPPER on every replica"
+      )
+    }
 
     const count = (policy: CountPolicy, where: "email" | "ip", value: string, now: Date) =>
       SqlSchema.single({
