@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
-import { AllKeysExhausted, type InsufficientBalance, InternalError, RateLimited, type SpendingLimitReached } from "../../domain/errors.ts"
+import { AllKeysExhausted, type InsufficientBalance, InternalError, RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import { Ledger } from "../accounts/Ledger.ts"
@@ -312,7 +312,22 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             settled: Deferred.await(settledReply)
           })
           const relayed = yield* relay.run
-          const settled = yield* settle(call, planned, hold, served, context, relayed.result, relayed.completed)
+          const settled = yield* settle(call, planned, hold, served, context, relayed.result, relayed.completed).pipe(
+            // The settlement could not be written (the database unreachable): the stream ends with the interrupted
+            // frame instead of never ending. Nothing is charged; the hold is left to the sweeper.
+            Effect.tapErrorCause(() =>
+              Effect.zipRight(
+                Deferred.succeed(settledReply, {
+                  completed: false,
+                  usage: relayed.result.usage,
+                  chargeWei: 0n,
+                  balanceWei: 0n,
+                  bill: { creditsUsed: 0, creditsRemaining: 0, requestsRemaining: rate?.remaining ?? null },
+                  failure: { code: "stream_interrupted", message: "The answer could not be billed (the service's database is unreachable), so it ends here and is not charged; retry shortly." }
+                }),
+                relay.end
+              ))
+          )
           yield* Deferred.succeed(
             settledReply,
             relayed.completed ? settled : {
@@ -338,8 +353,12 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             // A refusal (no capacity, a vendor refusing the request, a cap...) is the client's answer; the hold was
             // released when the request's scope closed, before this.
             const refusal = Cause.failureOption(cause)
-            return Option.isSome(refusal)
-              ? Deferred.fail(reply, refusal.value)
+            if (Option.isSome(refusal)) return Deferred.fail(reply, refusal.value)
+            // The database unreachable (services/platform/Database.ts makes it a ServiceUnavailable defect) is 503, as
+            // on every other route, and logged as a warning there; nothing was charged.
+            const unavailable = Option.filter(Cause.dieOption(cause), (defect): defect is ServiceUnavailable => defect instanceof ServiceUnavailable)
+            return Option.isSome(unavailable)
+              ? Deferred.fail(reply, unavailable.value)
               : Effect.logError("an inference request failed unexpectedly", cause).pipe(
                 Effect.zipRight(Deferred.fail(reply, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
               )
