@@ -59,11 +59,16 @@ export interface ReplicaOptions {
   readonly anthropicRpm?: number
   /** Extra environment for every replica. */
   readonly env?: Record<string, string>
+  /**
+   * A database of the suite's own (one it can stop, say) instead of a fresh copy of the migrated template: the first
+   * replica migrates it as it starts. The suite closes it; the set does not.
+   */
+  readonly database?: TestDatabase
 }
 
 export const startReplicaSet = async (count: number, options: ReplicaOptions = {}): Promise<ReplicaSet> => {
   const [database, chain, mailbox, simulator] = await Promise.all([
-    createMigratedDatabase(),
+    options.database ?? createMigratedDatabase(),
     startTestChain(),
     startMailbox(),
     startSimulator({ port: 0 })
@@ -124,7 +129,7 @@ export const startReplicaSet = async (count: number, options: ReplicaOptions = {
   const close = async () => {
     await Promise.all(replicas.map((replica) => replica.process.stop("SIGKILL")))
     await Promise.all([mailbox.close(), simulator.close(), chain.close()])
-    await database.close()
+    if (options.database === undefined) await database.close()
     Fs.rmSync(scratch, { recursive: true, force: true })
   }
   try {
