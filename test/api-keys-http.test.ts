@@ -52,6 +52,14 @@ describe("/v1/keys", () => {
     expect(refused.body.error.issues.map((i: any) => i.param).sort()).toEqual(["dailyLimitWei", "label", "monthlyLimitWei"])
   })
 
+  it("refuses text PostgreSQL cannot store (U+0000) as 422 naming the field, not a 500; nothing is issued", async () => {
+    const before = (await call("GET", "/v1/keys")).body.data.length
+    const refused = await call("POST", "/v1/keys", { label: "a\u0000b", allowedModels: ["acme/\u0000big-2"] })
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422)
+    expect(refused.body.error.issues.map((i: any) => i.param).sort()).toEqual(["allowedModels.0", "label"])
+    expect((await call("GET", "/v1/keys")).body.data).toHaveLength(before)
+  })
+
   it("edits label and caps; freeze and reactivate; revoke is permanent and a revoked key cannot be edited (409)", async () => {
     const { key } = (await call("POST", "/v1/keys", { label: "a" })).body
     const edited = await call("PATCH", `/v1/keys/${key.id}`, { label: "b", monthlyLimitWei: "5000" })

@@ -120,6 +120,26 @@ describe("request-shape failures", () => {
     expect(unspecified.status).toBe(200)
   })
 
+  it("answers a body nesting deeper than 64 levels with 422, not a stack overflow", async () => {
+    const deep = `{"name":${"[".repeat(5_000)}${"]".repeat(5_000)},"count":1}`
+    const error = await expectEnvelope(await postJson("/test/echo", deep), 422, "validation_failed", "invalid_request_error")
+    expect(error.message).toContain("64 levels")
+  })
+
+  it("answers an empty body under a type that is not JSON as the missing body it is, at once", async () => {
+    for (const contentType of ["multipart/form-data; boundary=x", "multipart/form-data", "application/x-www-form-urlencoded"]) {
+      const response = await fetch(`${server.baseUrl}/test/echo`, {
+        method: "POST",
+        headers: { "content-type": contentType, "content-length": "0" },
+        signal: AbortSignal.timeout(5_000)
+      })
+      expect(response.status, contentType).toBeGreaterThanOrEqual(400)
+      expect(response.status, contentType).toBeLessThan(500)
+      const body = (await response.json()) as { error: { code: string } }
+      expect(["bad_request", "validation_failed"], contentType).toContain(body.error.code)
+    }
+  })
+
   it("answers an unknown path with 404 not_found", async () => {
     await expectEnvelope(await fetch(`${server.baseUrl}/v1/no-such-thing`), 404, "not_found", "not_found")
     // (`/` itself is a route now: it redirects to the documentation.)

@@ -21,7 +21,7 @@ import {
 import type { AuthenticatedGrant } from "../../services/accounts/AppGrants.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
+import { reportAllIssues, withoutNul } from "./shared.ts"
 
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 const Scope = Schema.Literal(...SCOPES).annotations({
@@ -52,7 +52,7 @@ const AppGrantList = Schema.Struct({ object: Schema.Literal("list"), data: Schem
 
 export const NewAppGrant = reportAllIssues(
   Schema.Struct({
-    appName: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)),
+    appName: Schema.Trim.pipe(withoutNul, Schema.minLength(1), Schema.maxLength(100)),
     scopes: Schema.optional(Schema.Array(Scope).pipe(Schema.minItems(1), Schema.maxItems(SCOPES.length))).annotations({
       description: "Default [\"account:read\"]; account:act needs the admin role in an organization"
     })

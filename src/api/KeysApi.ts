@@ -10,7 +10,7 @@ import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { Conflict, Forbidden, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
+import { reportAllIssues, withoutNul } from "./shared.ts"
 
 const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
@@ -38,8 +38,8 @@ export const IssuedApiKey = Schema.Struct({
 
 const ApiKeyList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ApiKeyView) }).annotations({ identifier: "ApiKeyList" })
 
-const Label = Schema.String.pipe(Schema.maxLength(100))
-const AllowedModels = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(
+const Label = Schema.String.pipe(withoutNul, Schema.maxLength(100))
+const AllowedModels = Schema.Array(Schema.String.pipe(withoutNul, Schema.minLength(1), Schema.maxLength(200))).pipe(
   // Duplicate spellings collapse before the limit applies; this only bounds what is read.
   Schema.maxItems(MAX_ALLOWED_MODELS * 4)
 )

@@ -22,7 +22,7 @@ import {
 } from "../../domain/errors.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { Email, reportAllIssues } from "./shared.ts"
+import { Email, reportAllIssues, withoutNul } from "./shared.ts"
 
 export const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { type: "string", format: "date-time" } })
 
@@ -49,7 +49,7 @@ export const ContextView = Schema.Union(
 ).annotations({ identifier: "ActiveContext", description: "Where the session's requests act and are paid from" })
 
 const CreateOrganization = reportAllIssues(
-  Schema.Struct({ name: Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(100)) })
+  Schema.Struct({ name: Schema.Trim.pipe(withoutNul, Schema.minLength(1), Schema.maxLength(100)) })
 )
 const ContextChange = reportAllIssues(Schema.Struct({ orgId: Schema.NullOr(OrgId) }))
 

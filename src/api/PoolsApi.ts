@@ -12,7 +12,7 @@ import { Conflict, NotFound, OrgRoleRequired, ValidationFailed } from "../../dom
 import { errorWire } from "../http/errorEnvelope.ts"
 import { memberParam, orgParam, Timestamp } from "./OrgsApi.ts"
 import { SessionAuth } from "./SessionAuth.ts"
-import { reportAllIssues } from "./shared.ts"
+import { reportAllIssues, withoutNul } from "./shared.ts"
 
 const poolParam = HttpApiSchema.param("poolId", PoolId)
 
@@ -33,7 +33,7 @@ export const PoolView = Schema.Struct({
   createdAt: Timestamp
 }).annotations({ identifier: "SpendingPool" })
 
-const PoolName = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(MAX_POOL_NAME_LENGTH))
+const PoolName = Schema.Trim.pipe(withoutNul, Schema.minLength(1), Schema.maxLength(MAX_POOL_NAME_LENGTH))
 const CapField = Schema.optional(Schema.NullOr(PositiveWei))
 
 const NewPool = reportAllIssues(

@@ -43,8 +43,16 @@ export const NotModified = HttpApiSchema.Empty(304).annotations({
 export const reportAllIssues = <S extends Schema.Schema.Any>(schema: S): S =>
   schema.annotations({ parseOptions: { errors: "all" } }) as S
 
+/**
+ * Refuses text holding U+0000, which a PostgreSQL `text` or `jsonb` value cannot store: the field is refused (422 naming
+ * it) rather than the statement failing (500). Every free-text field that is stored goes through it.
+ */
+export const withoutNul = <A extends string, I, R>(self: Schema.Schema<A, I, R>): Schema.filter<Schema.Schema<A, I, R>> =>
+  self.pipe(Schema.filter((text) => !text.includes("\u0000") || "expected no NUL character (U+0000)", { title: "string without NUL" }))
+
 /** An e-mail address as the API takes it: trimmed, at most 254 characters, one `@` and a dotted domain. */
 export const Email = Schema.Trim.pipe(
+  withoutNul,
   Schema.maxLength(MAX_EMAIL_LENGTH),
   Schema.pattern(EMAIL_PATTERN, { message: () => "expected an e-mail address" })
 ).annotations({ description: "E-mail address (compared case-insensitively)", examples: ["alice@example.com"] })

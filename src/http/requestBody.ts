@@ -4,12 +4,15 @@
  * A declared Content-Length over the ceiling is refused without reading a byte; a body without one is
  * counted while it streams and refused the moment it passes the ceiling. Nothing larger than the
  * ceiling is ever held in memory, and the rest of an over-long body is discarded, not buffered.
+ * A JSON body nesting deeper than MAX_BODY_DEPTH is refused when it is read (422), and an empty body is read as JSON
+ * whatever type it declares.
  */
-import { type HttpApp, HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
+import { Headers, type HttpApp, HttpServerError, HttpServerRequest, UrlParams } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect, Stream } from "effect"
 import type * as Http from "node:http"
-import { BadRequest, PayloadTooLarge } from "../../domain/errors.ts"
+import { BadRequest, PayloadTooLarge, ValidationFailed } from "../../domain/errors.ts"
+import { MAX_BODY_DEPTH, nestsDeeperThan } from "../../domain/exchange/translate/parseIssues.ts"
 import { renderError } from "./errorEnvelope.ts"
 import { routeMiss } from "./errorTranslation.ts"
 import { pathOf } from "./paths.ts"
@@ -90,7 +93,7 @@ const withBody = (
     json: {
       value: Effect.flatMap(text, (content) =>
         Effect.try({ try: () => (content === "" ? null : (JSON.parse(content) as unknown)), catch: decodeError })
-      )
+      ).pipe(Effect.tap((json) => (nestsDeeperThan(json, MAX_BODY_DEPTH) ? Effect.die(tooDeep()) : Effect.void)))
     },
     arrayBuffer: {
       value: Effect.sync(() => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength) as ArrayBuffer)
@@ -107,6 +110,15 @@ const withBody = (
     }
   }) as HttpServerRequest.HttpServerRequest
 }
+
+/**
+ * The inference decoder's depth rule (domain/exchange/translate/parseIssues.ts), applied to every JSON body: the
+ * payload validator formats a refused value recursively, and thousands of levels overflow the stack (a 500). Raised as a
+ * defect, not a read error, so a route that maps read errors to its own refusal still answers this one; the error
+ * translation renders it as the 422 the inference routes give.
+ */
+const tooDeep = () =>
+  new ValidationFailed({ message: `The body nests deeper than ${MAX_BODY_DEPTH} levels of objects and arrays.`, param: "" })
 
 const carriesBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const length = request.headers["content-length"]
@@ -125,7 +137,14 @@ export const requestBody =
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (!carriesBody(request)) return yield* app
+      if (!carriesBody(request)) {
+        if (isJsonOrUnspecified(request.headers["content-type"])) return yield* app
+        // No body under a type that is not JSON: the platform would read the nothing with that type's reader (the
+        // multipart one never finishes, and fails without a boundary; the form one makes `{}` of it). It is read as
+        // the empty JSON body it is: a route that takes a body refuses it as missing, one that takes none is unaffected.
+        const asJson = request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") })
+        return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(asJson, Buffer.alloc(0)))
+      }
       // Method before body: a body sent to a path or method no route takes is refused for that (404/405), whatever
       // its size or type, and never read.
       const path = pathOf(request.url)
