@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
+import { envelopeTextProblem } from "./support/errorEnvelope.ts"
 import { type FuzzBody, type FuzzFormat, generateFuzzBody } from "./support/fuzzBodies.ts"
 import { recordFigure } from "./support/reliability.ts"
 
@@ -42,40 +43,6 @@ const indexesOf = (format: FuzzFormat): ReadonlyArray<number> => {
 const REQUEST_TIMEOUT_MS = 30_000
 /** Each format's run, and the ledger's check. */
 const RUN_TIMEOUT_MS = 170_000
-
-/** SPEC "Errors", written out here: code -> status and `type` (validation_failed's type depends on `issues`). */
-const SPEC_ERRORS: Record<string, { status: number; type: string }> = {
-  unauthorized: { status: 401, type: "invalid_request_error" },
-  forbidden: { status: 403, type: "forbidden" },
-  org_role_required: { status: 403, type: "forbidden" },
-  invalid_signature: { status: 401, type: "invalid_request_error" },
-  signature_reused: { status: 409, type: "invalid_request_error" },
-  invalid_api_key: { status: 401, type: "invalid_request_error" },
-  api_key_frozen: { status: 403, type: "forbidden" },
-  api_key_revoked: { status: 401, type: "invalid_request_error" },
-  invalid_app_grant: { status: 401, type: "invalid_request_error" },
-  app_grant_frozen: { status: 403, type: "forbidden" },
-  app_grant_revoked: { status: 401, type: "invalid_request_error" },
-  model_restricted: { status: 403, type: "forbidden" },
-  bad_request: { status: 400, type: "invalid_request_error" },
-  validation_failed: { status: 422, type: "validation_error" },
-  method_not_allowed: { status: 405, type: "invalid_request_error" },
-  payload_too_large: { status: 413, type: "invalid_request_error" },
-  not_found: { status: 404, type: "not_found" },
-  already_exists: { status: 409, type: "conflict" },
-  conflict: { status: 409, type: "conflict" },
-  invitation_expired: { status: 409, type: "conflict" },
-  invitation_revoked: { status: 409, type: "conflict" },
-  invitation_already_accepted: { status: 409, type: "conflict" },
-  insufficient_balance: { status: 402, type: "insufficient_quota" },
-  spending_limit_reached: { status: 429, type: "rate_limit_error" },
-  all_keys_exhausted: { status: 502, type: "server_error" },
-  rate_limited: { status: 429, type: "rate_limit_error" },
-  stream_interrupted: { status: 500, type: "server_error" },
-  contract_error: { status: 500, type: "server_error" },
-  internal_error: { status: 500, type: "server_error" },
-  service_unavailable: { status: 503, type: "server_error" }
-}
 
 /** The vendor refused a request the exchange had already reserved for (Exchange.ts): its hold is released. */
 const VENDOR_REFUSAL = / refused the request: /
@@ -123,45 +90,6 @@ const describeBody = (body: FuzzBody): string => {
     `content-type: ${body.contentType ?? "(none)"}${body.format === "messages" ? `, key as ${body.xApiKey ? "x-api-key" : "Bearer"}` : ""}`,
     `body: ${JSON.stringify(shown)}`
   ].join("\n")
-}
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** SPEC "Errors": `{error: {message, type, code, param?, details?, issues?}}`, the code known, the status its code's. */
-const envelopeProblem = (status: number, text: string): string | undefined => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return "the refusal's body is not JSON"
-  }
-  if (!isRecord(parsed) || Object.keys(parsed).join() !== "error" || !isRecord(parsed.error)) return "the refusal is not {error: {...}}"
-  const error = parsed.error
-  const extra = Object.keys(error).filter((k) => !["message", "type", "code", "param", "details", "issues"].includes(k))
-  if (extra.length > 0) return `the envelope carries fields SPEC does not name: ${extra.join(", ")}`
-  if (typeof error.message !== "string" || error.message === "") return "error.message is not a non-empty string"
-  if (typeof error.code !== "string" || !(error.code in SPEC_ERRORS)) return `error.code ${JSON.stringify(error.code)} is not in SPEC's table`
-  const spec = SPEC_ERRORS[error.code]!
-  if (status !== spec.status) return `error.code ${error.code} came with status ${status}, SPEC says ${spec.status}`
-  if (error.param !== undefined && typeof error.param !== "string") return "error.param is not a string"
-  if (error.details !== undefined && !isRecord(error.details)) return "error.details is not an object"
-  if (error.code === "validation_failed") {
-    if (error.issues === undefined) {
-      if (error.type !== "invalid_request_error") return `a validation_failed without issues has type ${JSON.stringify(error.type)}, not invalid_request_error`
-    } else {
-      if (error.type !== "validation_error") return `a validation_failed with issues has type ${JSON.stringify(error.type)}, not validation_error`
-      if (!Array.isArray(error.issues) || error.issues.length === 0) return "error.issues is not a non-empty array"
-      for (const issue of error.issues) {
-        if (!isRecord(issue) || typeof issue.param !== "string" || !Array.isArray(issue.path) || typeof issue.message !== "string") {
-          return `an issue is not {param, path, message}: ${JSON.stringify(issue)}`
-        }
-      }
-    }
-  } else {
-    if (error.issues !== undefined) return `issues[] on a ${error.code}`
-    if (error.type !== spec.type) return `error.code ${error.code} has type ${JSON.stringify(error.type)}, SPEC says ${spec.type}`
-  }
-  return undefined
 }
 
 /** Splits a server-sent event stream into its events (the `event:` name, if any, and the joined `data:` lines). */
@@ -258,7 +186,7 @@ const exercise = async (body: FuzzBody): Promise<{ outcome?: Outcome; problem?: 
   if (status < 200 || (status >= 300 && status < 400)) return { problem: `unexpected status: ${answer}` }
   if (status >= 400) {
     if (!contentType.startsWith("application/json")) return { problem: `a refusal that is not application/json: ${answer}` }
-    const problem = envelopeProblem(status, text)
+    const problem = envelopeTextProblem(status, text)
     if (problem !== undefined) return { problem: `${status >= 500 ? "5xx answer; " : ""}${problem}: ${answer}` }
     const error = (JSON.parse(text) as { error: { code: string; message: string } }).error
     // A 5xx in the envelope still counts for the ledger's check (its hold, if any, must have been released).

@@ -12,6 +12,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ServerApi } from "../src/api/ServerApi.ts"
 import { makeClient, sessionCookieOf, signInByWallet, siweSignature } from "./support/accounts.ts"
+import { databaseDigest as digestDatabase } from "./support/dbDigest.ts"
 import { type ExchangeFixture, MAINTAINER_TOKEN, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { asUser, makeTeam, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 import { recordFigure } from "./support/reliability.ts"
@@ -180,24 +181,8 @@ const send = async (endpoint: Endpoint, headers: Headers, options: { path?: stri
   return { status: response.status, body: parsed }
 }
 
-/**
- * Every table a refusal must leave alone, row for row. Left out: what changes by itself (jobs, scans, the chain sync,
- * the deposit watcher's position, sessions' sliding expiry) and the nonces of signed requests, which the suite counts
- * itself. `last_used_at` is stripped: it stamps a valid credential that was presented (an active grant refused for its
- * scope was still that grant), once a minute at most.
- */
-const VOLATILE = new Set(["job_runs", "price_scans", "chain_sync", "funding_scan_state", "sessions", "signed_request_nonces", "schema_migrations", "effect_sql_migrations"])
-const databaseDigest = async () => {
-  const tables = (await fx.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")).map((row) => row.tablename as string)
-  const digest: Record<string, string> = {}
-  for (const table of tables.filter((name) => !VOLATILE.has(name))) {
-    const [row] = await fx.query(
-      `SELECT count(*)::int AS n, coalesce(md5(string_agg((to_jsonb(t) - 'last_used_at')::text, '|' ORDER BY (to_jsonb(t) - 'last_used_at')::text)), '') AS h FROM "${table}" t`
-    )
-    digest[table] = `${row.n}:${row.h}`
-  }
-  return digest
-}
+/** Every table a refusal must leave alone, row for row (test/support/dbDigest.ts says which are left out and why). */
+const databaseDigest = () => digestDatabase(fx.query)
 const nonceCount = async () => Number((await fx.query("SELECT count(*)::int AS n FROM signed_request_nonces"))[0].n)
 
 interface Refusal {

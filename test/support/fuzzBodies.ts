@@ -67,12 +67,12 @@ export class RawEntries {
 }
 
 export type Value = null | boolean | number | string | RawJson | RawEntries | Array<Value> | { [key: string]: Value }
-type Obj = { [key: string]: Value }
+export type Obj = { [key: string]: Value }
 
-const isObj = (v: Value): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof RawJson) && !(v instanceof RawEntries)
+export const isObj = (v: Value): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof RawJson) && !(v instanceof RawEntries)
 
 /** Sets an own, enumerable property, `__proto__` included (plain assignment would change the prototype). */
-const setKey = (obj: Obj, key: string, value: Value) => {
+export const setKey = (obj: Obj, key: string, value: Value) => {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
@@ -84,7 +84,7 @@ export const serialize = (value: Value): string => {
   return JSON.stringify(value)
 }
 
-const clone = (value: Value): Value => {
+export const clone = (value: Value): Value => {
   if (value instanceof RawJson || value instanceof RawEntries) return value
   if (Array.isArray(value)) return value.map(clone)
   if (isObj(value)) {
@@ -96,7 +96,7 @@ const clone = (value: Value): Value => {
 }
 
 /** Frozen all the way down: a mutation that reached a shared table instead of its own copy would throw. */
-const deepFreeze = <A>(value: A): A => {
+export const deepFreeze = <A>(value: A): A => {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value)
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
@@ -310,7 +310,7 @@ export const MESSAGES_SEEDS: ReadonlyArray<Obj> = deepFreeze([
 // ---------------------------------------------------------------------------------------------------------
 // Ingredients of mutations
 
-const WEIRD_STRINGS: ReadonlyArray<string> = [
+export const WEIRD_STRINGS: ReadonlyArray<string> = [
   "",
   " ",
   "NaN",
@@ -351,7 +351,7 @@ const WEIRD_STRINGS: ReadonlyArray<string> = [
   "constructor"
 ]
 
-const UNKNOWN_KEYS: ReadonlyArray<string> = [
+export const UNKNOWN_KEYS: ReadonlyArray<string> = [
   "x_extra",
   "foo",
   "__proto__",
@@ -431,7 +431,7 @@ const MODEL_IDS: ReadonlyArray<Value> = deepFreeze([
 
 const hugeDigits = (rng: Rng) => (rng.chance(0.5) ? "-" : "") + "9".repeat(rng.between(20, 400))
 
-const weirdNumber = (rng: Rng): Value =>
+export const weirdNumber = (rng: Rng): Value =>
   rng.pick<() => Value>([
     () => 0,
     () => -0,
@@ -463,23 +463,23 @@ const weirdNumber = (rng: Rng): Value =>
     () => new RawJson("0." + "0".repeat(350) + "1")
   ])()
 
-const longString = (rng: Rng): string => {
+export const longString = (rng: Rng): string => {
   const unit = rng.pick(["a", "word ", "日本", "😀", "\u0000", "\\", "\"", "\ud800", "e\u0301", "<>"])
   return unit.repeat(Math.ceil(rng.between(200, 6000) / unit.length))
 }
 
-const weirdString = (rng: Rng): string =>
+export const weirdString = (rng: Rng): string =>
   rng.chance(0.15) ? longString(rng) : rng.chance(0.5) ? rng.pick(WEIRD_STRINGS) : `text ${rng.pick(WEIRD_STRINGS)} more`
 
 /** `depth` levels of arrays or objects; written as raw text, so the generator's own walks never recurse into it. */
-const nested = (rng: Rng, depth: number): Value => {
+export const nested = (rng: Rng, depth: number): Value => {
   const leaf = rng.pick(["null", "1", "\"x\"", "true", "{}", "[]"])
   return rng.chance(0.5)
     ? new RawJson("[".repeat(depth) + leaf + "]".repeat(depth))
     : new RawJson("{\"a\":".repeat(depth) + leaf + "}".repeat(depth))
 }
 
-const randomValue = (rng: Rng, depth = 0): Value => {
+export const randomValue = (rng: Rng, depth = 0): Value => {
   switch (rng.int(depth > 1 ? 8 : 11)) {
     case 0:
       return null
@@ -678,7 +678,7 @@ interface Slot {
   readonly path: string
 }
 
-const slotsOf = (root: Value): Array<Slot> => {
+export const slotsOf = (root: Value): Array<Slot> => {
   const out: Array<Slot> = []
   const walk = (value: Value, path: string) => {
     if (Array.isArray(value)) {
@@ -698,18 +698,18 @@ const slotsOf = (root: Value): Array<Slot> => {
   return out
 }
 
-const put = (slot: Slot, value: Value) => {
+export const put = (slot: Slot, value: Value) => {
   if (Array.isArray(slot.parent)) slot.parent[slot.key as number] = value
   else setKey(slot.parent, slot.key as string, value)
 }
 
-const objectsOf = (root: Value): Array<{ obj: Obj; path: string }> => {
+export const objectsOf = (root: Value): Array<{ obj: Obj; path: string }> => {
   const out: Array<{ obj: Obj; path: string }> = isObj(root) ? [{ obj: root, path: "" }] : []
   for (const slot of slotsOf(root)) if (isObj(slot.value)) out.push({ obj: slot.value, path: slot.path })
   return out
 }
 
-const arraysOf = (root: Value): Array<Slot> => slotsOf(root).filter((slot) => Array.isArray(slot.value))
+export const arraysOf = (root: Value): Array<Slot> => slotsOf(root).filter((slot) => Array.isArray(slot.value))
 
 const messagesOf = (root: Value): Array<Obj> => {
   if (!isObj(root) || !Array.isArray(root["messages"])) return []
@@ -884,7 +884,7 @@ const pickMutation = (rng: Rng) => {
 }
 
 /** A body that is not a JSON object at all. */
-const nonObjectBody = (rng: Rng, valid: string): { bytes: Uint8Array; note: string } => {
+export const nonObjectBody = (rng: Rng, valid: string): { bytes: Uint8Array; note: string } => {
   const text = (s: string) => new TextEncoder().encode(s)
   const choice = rng.int(12)
   switch (choice) {
