@@ -41,6 +41,8 @@ const startService = async (databaseUrl: string) => {
   const env: NodeJS.ProcessEnv = {
     ...baseEnv(),
     DATABASE_URL: databaseUrl,
+    // As a deployment on a shared database sets it (the service warns without it).
+    AUTH_CODE_PEPPER: "bench-pepper-not-a-secret",
     HOST: "127.0.0.1",
     PORT: String(port),
     DATA_DIR: dataDir,
