@@ -40,17 +40,11 @@ import { makeClient, signInByWallet } from "./support/accounts.ts"
 import { envelopeProblem } from "./support/errorEnvelope.ts"
 import { changedTables, databaseDigest, type DatabaseDigest } from "./support/dbDigest.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
+import { envInt } from "./support/fuzzBodies.ts"
 import { type AccountFuzzBody, generateAccountFuzzBody, type Placeholder, SEED_BODIES, withIds } from "./support/fuzzAccountBodies.ts"
 import { asUser, grantCredits, makeTeam, type TeamUser, walletUsers } from "./support/orgTeam.ts"
 import { recordFigure } from "./support/reliability.ts"
 
-const envInt = (name: string, fallback: number, min: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`)
-  return value
-}
 const SEED = envInt("FUZZ_SEED", 0xacc0_2011, 0)
 const COUNT = envInt("ACCOUNTS_FUZZ_COUNT", 2_000, 1)
 const ONLY = process.env.ACCOUNTS_FUZZ_ONLY ?? ""

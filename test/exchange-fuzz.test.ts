@@ -12,17 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { envelopeTextProblem } from "./support/errorEnvelope.ts"
-import { type FuzzBody, type FuzzFormat, generateFuzzBody } from "./support/fuzzBodies.ts"
+import { envInt, type FuzzBody, type FuzzFormat, generateFuzzBody } from "./support/fuzzBodies.ts"
 import { recordFigure } from "./support/reliability.ts"
 
 const DEFAULT_SEED = 0x5eed_2011
-const envInt = (name: string, fallback: number, min: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`)
-  return value
-}
 const SEED = envInt("FUZZ_SEED", DEFAULT_SEED, 0)
 const COUNT = envInt("FUZZ_COUNT", 10_000, 1)
 const CONCURRENCY = envInt("FUZZ_CONCURRENCY", 8, 1)

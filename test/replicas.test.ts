@@ -7,11 +7,11 @@
  * that kill leaves a hold the survivor sweeps, with no charge (docs/decisions.md "A replica that dies mid-request").
  */
 import { randomBytes } from "node:crypto"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeClient, signInByWallet } from "./support/accounts.ts"
-import { expectedChargeWei, MAINTAINER_TOKEN } from "./support/exchangeServer.ts"
+import { makeClient } from "./support/accounts.ts"
+import { expectedChargeWei } from "./support/exchangeServer.ts"
 import { recordFigure } from "./support/reliability.ts"
+import { issueKey, newAccount as newAccountOn } from "./support/replicaClient.ts"
 import { type Replica, type ReplicaSet, startReplicaSet } from "./support/replicas.ts"
 import { waitFor } from "./support/polling.ts"
 
@@ -47,25 +47,8 @@ afterAll(async () => {
 })
 
 
-/** A fresh wallet account signed in on `replica`, credited `wei` by the maintainer. */
-const newAccount = async (replica: Replica, wei: bigint) => {
-  const ip = nextIp()
-  const client = makeClient(replica.baseUrl)
-  const { cookie, me } = await signInByWallet(client, privateKeyToAccount(generatePrivateKey()), ip)
-  const cfId = me.cf_id as string
-  if (wei > 0n) {
-    const granted = await client.call("POST", `/v1/admin/accounts/${cfId}/credits`, { amountWei: wei.toString() }, { headers: { authorization: `Bearer ${MAINTAINER_TOKEN}` } })
-    expect(granted.status, JSON.stringify(granted.body)).toBeLessThan(300)
-  }
-  const [account] = await set.query("SELECT id::text AS id FROM accounts WHERE owner_cf_id = $1 AND kind = 'personal'", [cfId])
-  return { cfId, cookie, ip, accountId: account.id as string, client }
-}
-
-const issueKey = async (replica: Replica, session: { cookie: string; ip: string }, label: string) => {
-  const issued = await makeClient(replica.baseUrl).call("POST", "/v1/keys", { label }, session)
-  expect(issued.status, JSON.stringify(issued.body)).toBe(201)
-  return { id: issued.body.key.id as string, secret: issued.body.secret as string }
-}
+/** A fresh wallet account signed in on `replica` from the next address, credited `wei` by the maintainer. */
+const newAccount = (replica: Replica, wei: bigint) => newAccountOn(set, replica, wei, nextIp())
 
 const chat = async (replica: Replica, secret: string, body: Record<string, unknown>) => {
   const response = await fetch(`${replica.baseUrl}/v1/chat/completions`, {

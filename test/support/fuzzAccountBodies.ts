@@ -244,14 +244,7 @@ const MUTATIONS: ReadonlyArray<readonly [weight: number, name: string, Mutation]
 ]
 
 const TOTAL_WEIGHT = MUTATIONS.reduce((sum, [w]) => sum + w, 0)
-const pickMutation = (rng: Rng) => {
-  let roll = rng.int(TOTAL_WEIGHT)
-  for (const mutation of MUTATIONS) {
-    roll -= mutation[0]
-    if (roll < 0) return mutation
-  }
-  return MUTATIONS[0]!
-}
+const pickMutation = (rng: Rng) => rng.weighted(MUTATIONS, TOTAL_WEIGHT)
 
 /** The body ceiling of SPEC "Limits": a body above it is refused (413) before it is parsed. */
 export const BODY_CEILING_BYTES = 4_194_304

@@ -10,6 +10,15 @@
 
 export type FuzzFormat = "chat" | "messages"
 
+/** A fuzzing knob from the environment (FUZZ_SEED, FUZZ_COUNT, ...): an integer >= `min`, else `fallback` when unset. */
+export const envInt = (name: string, fallback: number, min: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${JSON.stringify(raw)}`)
+  return value
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // PRNG
 
@@ -50,6 +59,15 @@ export class Rng {
   }
   pick<A>(items: ReadonlyArray<A>): A {
     return items[this.int(items.length)]!
+  }
+  /** One of `items`, each as likely as its weight (its first element); `total` is the weights' sum. */
+  weighted<A extends readonly [number, ...Array<unknown>]>(items: ReadonlyArray<A>, total: number): A {
+    let roll = this.int(total)
+    for (const item of items) {
+      roll -= item[0]
+      if (roll < 0) return item
+    }
+    return items[0]!
   }
 }
 
@@ -874,14 +892,7 @@ const MUTATIONS: ReadonlyArray<readonly [weight: number, name: string, Mutation]
 
 const TOTAL_WEIGHT = MUTATIONS.reduce((sum, [w]) => sum + w, 0)
 
-const pickMutation = (rng: Rng) => {
-  let roll = rng.int(TOTAL_WEIGHT)
-  for (const mutation of MUTATIONS) {
-    roll -= mutation[0]
-    if (roll < 0) return mutation
-  }
-  return MUTATIONS[0]!
-}
+const pickMutation = (rng: Rng) => rng.weighted(MUTATIONS, TOTAL_WEIGHT)
 
 /** A body that is not a JSON object at all. */
 export const nonObjectBody = (rng: Rng, valid: string): { bytes: Uint8Array; note: string } => {
