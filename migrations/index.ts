@@ -21,6 +21,7 @@ import transfers from "./0016_transfers.ts"
 import keyHolders from "./0017_key_holders.ts"
 import generationLogs from "./0018_generation_logs.ts"
 import settleBatch from "./0019_settle_batch.ts"
+import priceSources from "./0020_price_sources.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -41,5 +42,6 @@ export const migrations = {
   "0016_transfers": transfers,
   "0017_key_holders": keyHolders,
   "0018_generation_logs": generationLogs,
-  "0019_settle_batch": settleBatch
+  "0019_settle_batch": settleBatch,
+  "0020_price_sources": priceSources
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest"
 import type { PriceCard } from "../domain/catalog/card.ts"
 import { checkDecisions } from "../domain/catalog/decisions.ts"
 import { DEFAULT_RULES, proposeBasket } from "../domain/catalog/governance.ts"
+import { formatProvenanceReport, provenanceReport } from "../domain/catalog/provenanceReport.ts"
 import { parseCard } from "../services/oracle/CardSources.ts"
 import { projectRoot } from "./support/process.ts"
 
@@ -52,6 +53,28 @@ describe("the bundled price cards", () => {
     expect(new Set(models.map((m) => m.id)).size).toBe(models.length)
     const genesis = new Date("2025-06-17T00:00:00Z")
     expect(models.some((m) => m.releasedAt <= genesis)).toBe(true)
+  })
+})
+
+describe("the provenance of the bundled prices", () => {
+  // The day of the operators' last pass over every price (docs/provenance.md is the report as of that day).
+  const lastPass = new Date("2026-11-26T00:00:00Z")
+  const report = provenanceReport(cards, lastPass)
+
+  it("gives every inferred number in force the reason no vendor page states it, in its entry's note", () => {
+    const unexplained = report.providers
+      .flatMap((p) => p.inferred)
+      .filter((n) => n.derivedFrom === null || n.note === null || !/not verified/i.test(n.note))
+      .map((n) => `${n.model} ${n.number}`)
+    expect(unexplained).toEqual([])
+    const { verified, inferred, promotional } = report.counts
+    console.log(`[data] numbers in force on ${lastPass.toISOString().slice(0, 10)}: ${verified} verified, ${inferred} inferred, ${promotional} promotional`)
+  })
+
+  it("is published in docs/provenance.md exactly as the report prints it", () => {
+    const published = Fs.readFileSync(Path.join(projectRoot, "docs", "provenance.md"), "utf8")
+    const block = /```text\n([\s\S]*?)\n```/.exec(published)?.[1]
+    expect(block).toBe(formatProvenanceReport(report, { verbose: false }).join("\n"))
   })
 })
 

@@ -10,6 +10,8 @@ import { parseCard } from "../services/oracle/CardSources.ts"
 import { fixturesDir } from "./support/catalogFixtures.ts"
 
 const acmeText = Fs.readFileSync(Path.join(fixturesDir, "cards", "acme.yaml"), "utf8")
+/** The source lines and first price of acme/small-1's only entry, which the cases below rewrite. */
+const SMALL_1_SOURCE = "        sourceUrl: https://acme.example/pricing\n        checkedAt: 2026-11-26\n        input: 0.1\n"
 
 const problemsOf = (text: string) => {
   const outcome = parseCard("data/cards/acme.yaml", text)
@@ -26,7 +28,16 @@ describe("a good card", () => {
     expect(big2.prices).toHaveLength(2)
     const launch = big2.prices[0]!
     expect(launch.sourceUrl).toBe("https://acme.example/pricing")
-    expect(launch.input).toEqual({ usd18: 2n * 10n ** 18n, provenance: "verified", derivedFrom: null, until: null, regular18: null })
+    expect(launch.checkedAt).toEqual(new Date("2026-11-26T00:00:00Z"))
+    expect(launch.input).toEqual({
+      usd18: 2n * 10n ** 18n,
+      provenance: "verified",
+      sourceUrl: null,
+      checkedAt: null,
+      derivedFrom: null,
+      until: null,
+      regular18: null
+    })
     expect(launch.contextTiers).toEqual([
       {
         fromInputTokens: 200001,
@@ -35,6 +46,15 @@ describe("a good card", () => {
       }
     ])
     expect(formatUsd18(outcome.card.models[0]!.prices[0]!.cachedInput!.usd18)).toBe("0.3")
+  })
+
+  it("reads a number's own source, which wins over its entry's", () => {
+    const own = "cachedInput: { usd: 0.3, provenance: verified, sourceUrl: https://docs.acme.example/caching, checkedAt: 2026-10-01 }\n"
+    const outcome = parseCard("x.yaml", acmeText.replace("cachedInput: 0.3\n", own))
+    if (outcome._tag !== "Read") throw new Error(JSON.stringify(outcome))
+    const point = outcome.card.models.find((m) => m.id === "acme/big-1")!.prices[0]!
+    expect(point.cachedInput).toMatchObject({ sourceUrl: "https://docs.acme.example/caching", checkedAt: new Date("2026-10-01T00:00:00Z") })
+    expect(point.input).toMatchObject({ sourceUrl: null, checkedAt: null })
   })
 
   it("keeps a decimal exact (no binary float on the way)", () => {
@@ -62,8 +82,38 @@ describe("a malformed card", () => {
     ],
     [
       "a verified price whose source is not the vendor's",
-      acmeText.replace("        input: 0.1\n", "        sourceUrl: https://reseller.example/acme\n        input: 0.1\n"),
+      acmeText.replace(SMALL_1_SOURCE, "        sourceUrl: https://reseller.example/acme\n        checkedAt: 2026-11-26\n        input: 0.1\n"),
       "model acme/small-1: prices[0].input: a verified price needs a first-party source (acme.example), not https://reseller.example/acme"
+    ],
+    [
+      "a verified price without a source",
+      acmeText.replace(SMALL_1_SOURCE, "        input: 0.1\n"),
+      "model acme/small-1: prices[0].input: a verified price needs sourceUrl and checkedAt"
+    ],
+    [
+      "a verified price whose source has no reading date",
+      acmeText.replace(SMALL_1_SOURCE, "        sourceUrl: https://acme.example/pricing\n        input: 0.1\n"),
+      "model acme/small-1: prices[0].input: a verified price needs sourceUrl and checkedAt"
+    ],
+    [
+      "a promotional price without a source",
+      acmeText.replace(SMALL_1_SOURCE, "        input: { usd: 0.1, provenance: promotional, until: 2026-01-31, regular: 0.2 }\n"),
+      "model acme/small-1: prices[0].input: a promotional price needs sourceUrl and checkedAt"
+    ],
+    [
+      "a promotional price without its end date",
+      acmeText.replace(SMALL_1_SOURCE, SMALL_1_SOURCE.replace("input: 0.1", "input: { usd: 0.1, provenance: promotional, regular: 0.2 }")),
+      "model acme/small-1: prices[0].input: a promotional price needs until"
+    ],
+    [
+      "a number's own source without its reading date",
+      acmeText.replace("output: 0.4\n", "output: { usd: 0.4, sourceUrl: https://acme.example/models/small-1 }\n"),
+      "model acme/small-1: prices[0].output: a price's own sourceUrl and checkedAt go together"
+    ],
+    [
+      "a context tier's price with its own source",
+      acmeText.replace("            input: 4\n", "            input: { usd: 4, sourceUrl: https://acme.example/long-context, checkedAt: 2026-11-26 }\n"),
+      "model acme/big-2: prices[0].contextTiers[0].input: a context tier's price takes its entry's sourceUrl and checkedAt"
     ],
     ["a provenance mark that does not exist", acmeText.replace("input: 0.1\n", "input: { usd: 0.1, provenance: guessed }\n"), "model acme/small-1: prices[0].input"]
   ])("is rejected for %s, naming the file, model and field", (_, text, expected) => {

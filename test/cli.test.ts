@@ -1,6 +1,9 @@
 /**
  * `npm run migrate`: the same migrations the service runs at boot, on demand, saying what it did.
  */
+import * as Fs from "node:fs/promises"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
 import { fixturesDir } from "./support/catalogFixtures.ts"
@@ -26,7 +29,7 @@ describe("npm run migrate", () => {
   it("applies pending migrations, then finds nothing to do", async () => {
     const first = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(first.code).toBe(0)
-    expect(first.output).toMatch(/applied 19 migration\(s\): 0001_foundation, 0002_catalog, 0003_revisions, 0004_identity, 0005_ledger, 0006_api_keys, 0007_funding, 0008_withdrawals, 0009_generations, 0010_ledger_functions, 0011_routing, 0012_points_referrals, 0013_organizations, 0014_pools, 0015_app_grants, 0016_transfers, 0017_key_holders, 0018_generation_logs, 0019_settle_batch\n/)
+    expect(first.output).toMatch(/applied 20 migration\(s\): 0001_foundation, 0002_catalog, 0003_revisions, 0004_identity, 0005_ledger, 0006_api_keys, 0007_funding, 0008_withdrawals, 0009_generations, 0010_ledger_functions, 0011_routing, 0012_points_referrals, 0013_organizations, 0014_pools, 0015_app_grants, 0016_transfers, 0017_key_holders, 0018_generation_logs, 0019_settle_batch, 0020_price_sources\n/)
     const second = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(second.code).toBe(0)
     expect(second.output).toMatch(/schema is current; nothing to apply/)
@@ -82,5 +85,32 @@ describe("npm run oracle -- scan", () => {
     expect(result.code).toBe(1)
     expect(result.output).toMatch(/: failed in/)
     expect(result.output).toMatch(/error: no price card could be read/)
+  }, 60_000)
+})
+
+/** A DATA_DIR no service runs on, so the command runs here rather than being sent to one. */
+const emptyDataDir = () => Fs.mkdtemp(Path.join(Os.tmpdir(), "provenance-"))
+
+describe("npm run oracle -- provenance", () => {
+  it("prints the marks of the prices in force per provider, reading the cards only", async () => {
+    const result = await runCli(["oracle", "provenance", "--verbose"], { DATA_DIR: await emptyDataDir(), PRICE_DATA_DIR: fixturesDir, LOG_LEVEL: "WARN" })
+    expect(result.code).toBe(0)
+    expect(result.output).toMatch(/reading the price cards \(.*test\/fixtures\/catalog\/cards and any PRICE_CARD_URLS\)/)
+    expect(result.output).toMatch(/\nacme +5 +16 +16 \(100\.0%\) +0 +0\n/)
+    expect(result.output).toMatch(/\nzeta +2 +5 +2 \(40\.0%\) +3 +0\n/)
+    expect(result.output).toMatch(/zeta-labs\/zeta-pro cachedInput \(from 2025-07-15\): 10% of input/)
+  }, 60_000)
+
+  it("reports the cards it could not read and exits non-zero", async () => {
+    const result = await runCli(["oracle", "provenance"], {
+      DATA_DIR: await emptyDataDir(),
+      PRICE_DATA_DIR: fixturesDir,
+      PRICE_CARD_URLS: "http://127.0.0.1:9/card.yaml",
+      LOG_LEVEL: "WARN"
+    })
+    expect(result.code).toBe(1)
+    expect(result.output).toMatch(/\nacme +5 +16/)
+    expect(result.output).toMatch(/http:\/\/127\.0\.0\.1:9\/card\.yaml: unreachable/)
+    expect(result.output).toMatch(/error: some price cards could not be read; the report leaves them out/)
   }, 60_000)
 })

@@ -20,6 +20,8 @@ import { parseUsd18, type Usd18 } from "../domain/money.ts"
 const mark = (usd: string, provenance: Provenance = "verified"): MarkedPrice => ({
   usd18: parseUsd18(usd),
   provenance,
+  sourceUrl: null,
+  checkedAt: null,
   derivedFrom: provenance === "inferred" ? "test" : null,
   until: null,
   regular18: null
@@ -28,6 +30,7 @@ const mark = (usd: string, provenance: Provenance = "verified"): MarkedPrice => 
 const point = (fields: Partial<PricePoint> & Pick<PricePoint, "input" | "output">): PricePoint => ({
   effectiveFrom: new Date("2026-01-01T00:00:00Z"),
   sourceUrl: "https://example.com/pricing",
+  checkedAt: null,
   note: null,
   cachedInput: null,
   cacheWrite5m: null,

@@ -194,6 +194,34 @@ describe("models and catalog", () => {
     expect(zetaPro.cache.cachedInput.provenance).toBe("inferred")
   })
 
+  it("/catalog names the vendor page and reading day behind each verified number, and none behind an inferred one", async () => {
+    const catalog = await body("/v1/oracle/catalog")
+    const big2 = catalog.models.find((m: Json) => m.modelKey === "acme/big-2")
+    const read = { provenance: "verified", sourceUrl: "https://acme.example/pricing", checkedAt: "2026-11-26T00:00:00.000Z", derivedFrom: null, promotionUntil: null }
+    expect(big2.priceSources).toEqual({
+      input: read,
+      output: read,
+      cachedInput: read,
+      cacheWrite5m: null,
+      cacheWrite1h: null,
+      reasoningOutput: read,
+      contextTiers: [],
+      note: "input price halved"
+    })
+    const zetaPro = catalog.models.find((m: Json) => m.modelKey === "zeta-labs/zeta-pro")
+    expect(zetaPro.priceSources.input).toMatchObject({ provenance: "verified", sourceUrl: "https://zeta.example/docs/pricing" })
+    expect(zetaPro.priceSources.cachedInput).toEqual({
+      provenance: "inferred",
+      sourceUrl: null,
+      checkedAt: null,
+      derivedFrom: "10% of input, the ratio the vendor's caching guide states",
+      promotionUntil: null
+    })
+    // The component published beside it links no vendor page either: none states the number.
+    expect(zetaPro.cache.cachedInput.sourceUrl).toBeNull()
+    expect(big2.cache.cachedInput.sourceUrl).toBe("https://acme.example/pricing")
+  })
+
   it("/pricing gives every figure with the 5% markup and its provenance", async () => {
     const pricing = await body("/v1/oracle/pricing")
     expect(pricing).toMatchObject({ object: "pricing", pegUsd: 1 })

@@ -58,13 +58,14 @@ const card = (id: string, released: string): ModelCard => ({
 })
 
 const listing = (id: string, released = "2025-01-01T00:00:00Z") => {
-  const mark = { usd18: parseUsd18("5"), provenance: "verified" as const, derivedFrom: null, until: null, regular18: null }
+  const mark = { usd18: parseUsd18("5"), provenance: "verified" as const, sourceUrl: null, checkedAt: null, derivedFrom: null, until: null, regular18: null }
   return {
     card: card(id, released),
     price: {
       effectiveFrom: new Date("2025-01-01T00:00:00Z"),
       observedAt: new Date("2025-01-02T00:00:00Z"),
       sourceUrl: "https://acme.example/pricing",
+      checkedAt: new Date("2025-01-02T00:00:00Z"),
       note: null,
       input: mark,
       output: mark,
@@ -131,7 +132,7 @@ describe("the catalog cap", () => {
 describe("context tiers in the catalog", () => {
   const tiered = (input: "verified" | "inferred" | "promotional", output: "verified" | "inferred" | "promotional") => {
     const base = listing("acme/a")
-    const mark = (provenance: typeof input, usd: string) => ({ usd18: parseUsd18(usd), provenance, derivedFrom: null, until: null, regular18: null })
+    const mark = (provenance: typeof input, usd: string) => ({ usd18: parseUsd18(usd), provenance, sourceUrl: null, checkedAt: null, derivedFrom: null, until: null, regular18: null })
     return { ...base, price: { ...base.price, contextTiers: [{ fromInputTokens: 200_001, input: mark(input, "10"), output: mark(output, "30") }] } }
   }
   const tierOf = (l: ReturnType<typeof tiered>) => catalogView(inputs({ catalog: [l] })).models[0]!.contextTiers![0]!

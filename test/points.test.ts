@@ -39,6 +39,8 @@ const omegaCard = [
     "    reasoning: false",
     "    prices:",
     "      - from: 2025-01-01",
+    "        sourceUrl: https://omega.example/pricing",
+    "        checkedAt: 2026-11-26",
     "        input: 1",
     "        output: 2"
   ])

@@ -86,7 +86,7 @@ describe("temporal price rows", () => {
     harness.edit("cards/acme.yaml", (text) =>
       text.replace(
         "        input: 0.1\n        output: 0.4\n",
-        "        input: 0.1\n        output: 0.4\n      - from: 2026-01-15\n        input: 0.08\n        output: 0.32\n"
+        "        input: 0.1\n        output: 0.4\n      - from: 2026-01-15\n        sourceUrl: https://acme.example/pricing\n        checkedAt: 2026-01-15\n        input: 0.08\n        output: 0.32\n"
       )
     )
     const report = await harness.run(scan())

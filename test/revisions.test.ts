@@ -94,7 +94,7 @@ describe("publication", () => {
     harness.edit("cards/acme.yaml", (text) =>
       text.replace(
         "        input: 0.1\n        output: 0.4\n",
-        "        input: 0.1\n        output: 0.4\n      - from: 2026-01-15\n        input: 0.09\n        output: 0.36\n"
+        "        input: 0.1\n        output: 0.4\n      - from: 2026-01-15\n        sourceUrl: https://acme.example/pricing\n        checkedAt: 2026-01-15\n        input: 0.09\n        output: 0.36\n"
       )
     )
     await harness.run(Effect.flatMap(PriceScan, (scan) => scan.run("test")))

@@ -74,6 +74,9 @@ export const ModelId = Slug("model id (<vendor>/<model>, lower case)", /^[a-z0-9
 const MarkedPriceObject = Schema.Struct({
   usd: UsdText,
   provenance: Schema.optional(Provenance),
+  /** A page other than the entry's that states this one number, and the day it was read there. */
+  sourceUrl: Schema.optional(HttpsUrl),
+  checkedAt: Schema.optional(DateText),
   derivedFrom: Schema.optional(Schema.String),
   until: Schema.optional(DateText),
   regular: Schema.optional(UsdText)
@@ -91,6 +94,7 @@ const RawTier = Schema.Struct({
 const RawPriceEntry = Schema.Struct({
   from: DateText,
   sourceUrl: Schema.optional(HttpsUrl),
+  checkedAt: Schema.optional(DateText),
   provenance: Schema.optional(Provenance),
   derivedFrom: Schema.optional(Schema.String),
   input: PriceField,
@@ -144,6 +148,10 @@ export type RawCard = typeof RawCard.Type
 export interface MarkedPrice {
   readonly usd18: Usd18
   readonly provenance: Provenance
+  /** This number's own source when it differs from its entry's (`PricePoint.sourceUrl`); null otherwise. */
+  readonly sourceUrl: string | null
+  /** The day `sourceUrl` was read; null with it. */
+  readonly checkedAt: Date | null
   readonly derivedFrom: string | null
   readonly until: Date | null
   readonly regular18: Usd18 | null
@@ -158,6 +166,8 @@ export interface ContextTier {
 export interface PricePoint {
   readonly effectiveFrom: Date
   readonly sourceUrl: string
+  /** The day the source was seen stating these numbers; null when the entry names no source of its own. */
+  readonly checkedAt: Date | null
   readonly note: string | null
   readonly input: MarkedPrice
   readonly output: MarkedPrice
@@ -276,24 +286,47 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
     return host !== undefined && firstPartyDomains.some((domain) => host === domain || host.endsWith(`.${domain}`))
   }
 
-  const mark = (raw: RawPrice, entry: RawEntry, field: string, model: string): MarkedPrice => {
+  const mark = (raw: RawPrice, entry: RawEntry, field: string, model: string, ownSourceAllowed = true): MarkedPrice => {
     const own = typeof raw === "bigint" ? undefined : raw
     const provenance = own?.provenance ?? entry.provenance ?? "verified"
     const derivedFrom = own?.derivedFrom ?? entry.derivedFrom ?? null
     if (provenance === "inferred" && derivedFrom === null) {
       problem(field, "an inferred price needs derivedFrom: what it was derived from", model)
     }
-    const sourceUrl = entry.sourceUrl ?? card.provider.pricingUrl
-    if (provenance !== "inferred" && !isFirstParty(sourceUrl)) {
-      problem(
-        field,
-        `a ${provenance} price needs a first-party source (${firstPartyDomains.join(", ")}), not ${sourceUrl}; mark it inferred`,
-        model
-      )
+    const ownSource = own?.sourceUrl?.trim()
+    if (!ownSourceAllowed && (ownSource !== undefined || own?.checkedAt !== undefined)) {
+      problem(field, "a context tier's price takes its entry's sourceUrl and checkedAt, not its own", model)
+    }
+    if ((ownSource === undefined) !== (own?.checkedAt === undefined)) {
+      problem(field, "a price's own sourceUrl and checkedAt go together: the page, and the day it was read", model)
+    }
+    // A vendor's page is the only thing that makes a number verified or promotional: the number (or its entry) names
+    // that page and the day it was read, so a reader can check it and the provenance report can say how old it is.
+    const sourceUrl = ownSource ?? entry.sourceUrl?.trim()
+    const checkedAt = own?.checkedAt ?? entry.checkedAt
+    if (provenance !== "inferred") {
+      if (sourceUrl === undefined || checkedAt === undefined) {
+        problem(
+          field,
+          `a ${provenance} price needs sourceUrl and checkedAt (the vendor page that states it, and the day it was read); otherwise mark it inferred with derivedFrom`,
+          model
+        )
+      } else if (!isFirstParty(sourceUrl)) {
+        problem(
+          field,
+          `a ${provenance} price needs a first-party source (${firstPartyDomains.join(", ")}), not ${sourceUrl}; mark it inferred`,
+          model
+        )
+      }
+    }
+    if (provenance === "promotional" && own?.until === undefined) {
+      problem(field, "a promotional price needs until: the day the vendor says the discount ends", model)
     }
     return {
       usd18: (typeof raw === "bigint" ? raw : raw.usd) as Usd18,
       provenance,
+      sourceUrl: ownSource ?? null,
+      checkedAt: ownSource === undefined ? null : (own?.checkedAt ?? null),
       derivedFrom,
       until: own?.until ?? null,
       regular18: (own?.regular ?? null) as Usd18 | null
@@ -320,8 +353,8 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
       }
       const tiers = (entry.contextTiers ?? []).map((tier, t) => ({
         fromInputTokens: tier.fromInputTokens,
-        input: mark(tier.input, entry, at(`contextTiers[${t}].input`), id),
-        output: mark(tier.output, entry, at(`contextTiers[${t}].output`), id)
+        input: mark(tier.input, entry, at(`contextTiers[${t}].input`), id, false),
+        output: mark(tier.output, entry, at(`contextTiers[${t}].output`), id, false)
       }))
       tiers.forEach((tier, t) => {
         if (t > 0 && tier.fromInputTokens <= tiers[t - 1]!.fromInputTokens) {
@@ -331,6 +364,7 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
       return {
         effectiveFrom: entry.from,
         sourceUrl: (entry.sourceUrl ?? card.provider.pricingUrl).trim(),
+        checkedAt: entry.checkedAt ?? null,
         note: entry.note ?? null,
         input: mark(entry.input, entry, at("input"), id),
         output: mark(entry.output, entry, at("output"), id),

@@ -13,7 +13,9 @@ const markText = (mark: MarkedPrice | null) =>
         mark.provenance,
         mark.derivedFrom,
         mark.until?.toISOString() ?? null,
-        mark.regular18?.toString() ?? null
+        mark.regular18?.toString() ?? null,
+        // Appended only when present, so an entry read before sources were recorded keeps its fingerprint.
+        ...(mark.sourceUrl === null ? [] : [mark.sourceUrl, mark.checkedAt?.toISOString() ?? null])
       ]
 
 export const priceFingerprint = (point: PricePoint): string =>
@@ -21,7 +23,7 @@ export const priceFingerprint = (point: PricePoint): string =>
     .update(
       JSON.stringify([
         point.effectiveFrom.toISOString(),
-        point.sourceUrl,
+        point.checkedAt === null ? point.sourceUrl : [point.sourceUrl, point.checkedAt.toISOString()],
         point.note,
         markText(point.input),
         markText(point.output),

@@ -24,6 +24,19 @@ const GPT_55_CACHE = {
   write_multiplier_1h: null
 } as const
 const GPT_55_REASONING = { reasoningOutput: component(30, 6, OPENAI_PRICING) } as const
+const CHECKED_AT = "2026-11-26T00:00:00.000Z"
+const verifiedAt = (sourceUrl: string) =>
+  ({ provenance: "verified", sourceUrl, checkedAt: CHECKED_AT, derivedFrom: null, promotionUntil: null }) as const
+const GPT_55_SOURCES = {
+  input: verifiedAt(OPENAI_PRICING),
+  output: verifiedAt(OPENAI_PRICING),
+  cachedInput: verifiedAt(OPENAI_PRICING),
+  cacheWrite5m: null,
+  cacheWrite1h: null,
+  reasoningOutput: verifiedAt("https://developers.openai.com/api/docs/guides/reasoning"),
+  contextTiers: [{ fromInputTokens: 272001, input: verifiedAt(OPENAI_PRICING), output: verifiedAt(OPENAI_PRICING) }],
+  note: "launch price"
+} as const
 
 const FABLE_51_ENTRY = {
   id: "anthropic/claude-fable-5.1",
@@ -195,6 +208,7 @@ export const CatalogResponse = {
       cache: GPT_55_CACHE,
       reasoning: GPT_55_REASONING,
       currentPrice: { inputPriceUsdPerMillion: 5, outputPriceUsdPerMillion: 30, provenance: VERIFIED_PAIR, observedAt: SCANNED_AT },
+      priceSources: GPT_55_SOURCES,
       contextTiers: [{ fromInputTokens: 272001, inputPriceUsdPerMillion: 10, outputPriceUsdPerMillion: 45, provenance: "verified" }],
       integrated: false
     }

@@ -223,6 +223,30 @@ export const MethodologyChangelog = Schema.Struct({
   entries: Schema.Array(MethodologyEntry)
 }).annotations({ identifier: "MethodologyChangelog", examples: [Examples.MethodologyChangelog] })
 
+export const PriceSource = Schema.Struct({
+  provenance: Provenance,
+  sourceUrl: Schema.NullOr(Schema.String).annotations({
+    description: "the vendor page that states this number (verified and promotional numbers); null for an inferred one"
+  }),
+  checkedAt: Schema.NullOr(Timestamp).annotations({ description: "the day that page was read stating it" }),
+  derivedFrom: Schema.NullOr(Schema.String).annotations({ description: "what an inferred number was derived from" }),
+  promotionUntil: Schema.NullOr(Timestamp).annotations({ description: "the day a promotional price ends" })
+}).annotations({ identifier: "PriceSource" })
+
+/** Where each number of the price in force comes from: its mark, and the vendor page and day behind it. */
+export const PriceSources = Schema.Struct({
+  input: PriceSource,
+  output: PriceSource,
+  cachedInput: Schema.NullOr(PriceSource),
+  cacheWrite5m: Schema.NullOr(PriceSource),
+  cacheWrite1h: Schema.NullOr(PriceSource),
+  reasoningOutput: Schema.NullOr(PriceSource),
+  contextTiers: Schema.Array(Schema.Struct({ fromInputTokens: Schema.Int, input: PriceSource, output: PriceSource })),
+  note: Schema.NullOr(Schema.String).annotations({
+    description: "the operator's note on this price: what changed, and for an inferred number why no vendor page states it"
+  })
+}).annotations({ identifier: "PriceSources" })
+
 export const CatalogTier = Schema.Struct({
   fromInputTokens: Schema.Int,
   inputPriceUsdPerMillion: Schema.Number,
@@ -247,6 +271,7 @@ export const CatalogEntry = Schema.Struct({
     provenance: ProvenancePair,
     observedAt: Timestamp
   }),
+  priceSources: PriceSources,
   contextTiers: Schema.optional(Schema.Array(CatalogTier)),
   maxInputTokens: Schema.optional(Schema.Int),
   integrated: Schema.Boolean
@@ -389,6 +414,8 @@ export const ActivityPage = Schema.Struct({
 // compile error rather than an encode failure at run time.
 export type CacheBlock = typeof CacheBlock.Type
 export type ReasoningBlock = typeof ReasoningBlock.Type
+export type PriceSource = typeof PriceSource.Type
+export type PriceSources = typeof PriceSources.Type
 export type ModelEntry = typeof ModelEntry.Type
 export type ModelsResponse = typeof ModelsResponse.Type
 export type BasketResponse = typeof BasketResponse.Type

@@ -9,14 +9,56 @@ import { type CatalogListing, type ConfirmedRevision, latestRevision, type Oracl
 import { indexNumber, iso, num, ratio } from "./numbers.ts"
 import type * as S from "./schemas.ts"
 
-const component = (mark: MarkedPrice | null, input: Usd18, point: { sourceUrl: string; observedAt: Date }) =>
+type SourcedPoint = { readonly sourceUrl: string; readonly checkedAt: Date | null; readonly observedAt: Date }
+
+/**
+ * The vendor page behind one number: its own, else its entry's. Only a verified or promotional number has one; an
+ * inferred number was not read off a vendor page, so it links none (its `derivedFrom` says where it came from).
+ */
+const sourceOf = (mark: MarkedPrice, point: SourcedPoint): { url: string; checkedAt: Date | null } | null =>
+  mark.provenance === "inferred"
+    ? null
+    : mark.sourceUrl !== null
+      ? { url: mark.sourceUrl, checkedAt: mark.checkedAt }
+      : { url: point.sourceUrl, checkedAt: point.checkedAt }
+
+const priceSource = (mark: MarkedPrice, point: SourcedPoint): S.PriceSource => {
+  const source = sourceOf(mark, point)
+  return {
+    provenance: mark.provenance,
+    sourceUrl: source?.url ?? null,
+    checkedAt: source?.checkedAt === null || source === null ? null : iso(source.checkedAt),
+    derivedFrom: mark.derivedFrom,
+    promotionUntil: mark.until === null ? null : iso(mark.until)
+  }
+}
+
+export const priceSources = (price: CatalogListing["price"]): S.PriceSources => {
+  const optional = (mark: MarkedPrice | null) => (mark === null ? null : priceSource(mark, price))
+  return {
+    input: priceSource(price.input, price),
+    output: priceSource(price.output, price),
+    cachedInput: optional(price.cachedInput),
+    cacheWrite5m: optional(price.cacheWrite5m),
+    cacheWrite1h: optional(price.cacheWrite1h),
+    reasoningOutput: optional(price.reasoningOutput),
+    contextTiers: price.contextTiers.map((tier) => ({
+      fromInputTokens: tier.fromInputTokens,
+      input: priceSource(tier.input, price),
+      output: priceSource(tier.output, price)
+    })),
+    note: price.note
+  }
+}
+
+const component = (mark: MarkedPrice | null, input: Usd18, point: SourcedPoint) =>
   mark === null
     ? null
     : {
         usdPerMillion: num(mark.usd18),
         ratioOfInput: ratio(mark.usd18, input),
         source: "catalog" as const,
-        sourceUrl: point.sourceUrl,
+        sourceUrl: sourceOf(mark, point)?.url ?? null,
         provenance: mark.provenance,
         createdAt: iso(point.observedAt)
       }
@@ -205,6 +247,7 @@ export const catalogView = (inputs: OracleInputs): S.CatalogResponse => {
         provenance: { input: price.input.provenance, output: price.output.provenance },
         observedAt: iso(price.observedAt)
       },
+      priceSources: priceSources(price),
       ...(price.contextTiers.length === 0
         ? {}
         : {

@@ -68,7 +68,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
       Request: Schema.Struct({ modelId: Schema.String, at: Schema.DateFromSelf }),
       Result: PriceRowRow,
       execute: ({ at, modelId }) => sql`
-        SELECT id, model_id, effective_from, observed_at, source_url, note, fingerprint FROM price_rows
+        SELECT id, model_id, effective_from, observed_at, source_url, checked_at, note, fingerprint FROM price_rows
         WHERE model_id = ${modelId} AND effective_from <= ${at}
         ORDER BY effective_from DESC, observed_at DESC, id DESC LIMIT 1`
     })
@@ -91,7 +91,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
       Request: Schema.DateFromSelf,
       Result: PriceRowRow,
       execute: (now) => sql`
-        SELECT p.id, p.model_id, p.effective_from, p.observed_at, p.source_url, p.note, p.fingerprint
+        SELECT p.id, p.model_id, p.effective_from, p.observed_at, p.source_url, p.checked_at, p.note, p.fingerprint
         FROM models m CROSS JOIN LATERAL (
           SELECT * FROM price_rows r WHERE r.model_id = m.id AND r.effective_from <= ${now}
           ORDER BY r.effective_from DESC, r.observed_at DESC, r.id DESC LIMIT 1
@@ -117,7 +117,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
       Request: Schema.Void,
       Result: PriceRowRow,
       execute: () => sql`
-        SELECT DISTINCT ON (model_id, effective_from) id, model_id, effective_from, observed_at, source_url, note, fingerprint
+        SELECT DISTINCT ON (model_id, effective_from) id, model_id, effective_from, observed_at, source_url, checked_at, note, fingerprint
         FROM price_rows ORDER BY model_id, effective_from, observed_at DESC, id DESC`
     })
 
@@ -204,6 +204,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
           effectiveFrom: point.effectiveFrom,
           scanId,
           sourceUrl: point.sourceUrl,
+          checkedAt: point.checkedAt,
           note: point.note,
           fingerprint
         })

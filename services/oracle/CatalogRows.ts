@@ -61,6 +61,7 @@ export const PriceRowRow = Schema.Struct({
   effectiveFrom: Timestamp,
   observedAt: Timestamp,
   sourceUrl: Schema.String,
+  checkedAt: Schema.NullOr(Timestamp),
   note: NullableText,
   fingerprint: Schema.String
 })
@@ -72,6 +73,7 @@ export const PriceRowInsert = Schema.Struct({
   effectiveFrom: Timestamp,
   scanId: Schema.String,
   sourceUrl: Schema.String,
+  checkedAt: Schema.NullOr(Schema.DateFromSelf),
   note: NullableText,
   fingerprint: Schema.String
 })
@@ -81,6 +83,8 @@ export const ComponentRow = Schema.Struct({
   component: Schema.Literal(...Object.values(COMPONENT_COLUMN)),
   usd18: Usd18FromNumericString,
   provenance: Provenance,
+  sourceUrl: NullableText,
+  checkedAt: Schema.NullOr(Timestamp),
   derivedFrom: NullableText,
   promotionUntil: Schema.NullOr(Timestamp),
   regularUsd18: Schema.NullOr(Usd18FromNumericString)
@@ -147,9 +151,14 @@ export interface StoredPricePoint extends PricePoint {
   readonly observedAt: Date
 }
 
-const mark = (row: Pick<ComponentRow, "usd18" | "provenance" | "derivedFrom" | "promotionUntil" | "regularUsd18">): MarkedPrice => ({
+type MarkColumns = Pick<ComponentRow, "usd18" | "provenance" | "derivedFrom" | "promotionUntil" | "regularUsd18"> &
+  Partial<Pick<ComponentRow, "sourceUrl" | "checkedAt">>
+
+const mark = (row: MarkColumns): MarkedPrice => ({
   usd18: row.usd18,
   provenance: row.provenance,
+  sourceUrl: row.sourceUrl ?? null,
+  checkedAt: row.checkedAt ?? null,
   derivedFrom: row.derivedFrom,
   until: row.promotionUntil,
   regular18: row.regularUsd18
@@ -197,6 +206,7 @@ export const assemblePoints = (
       observedAt: row.observedAt,
       effectiveFrom: row.effectiveFrom,
       sourceUrl: row.sourceUrl,
+      checkedAt: row.checkedAt,
       note: row.note,
       input,
       output,
@@ -222,6 +232,8 @@ export const componentRowsOf = (priceRowId: string, point: PricePoint): Readonly
             component: COMPONENT_COLUMN[component],
             usd18: value.usd18,
             provenance: value.provenance,
+            sourceUrl: value.sourceUrl,
+            checkedAt: value.checkedAt,
             derivedFrom: value.derivedFrom,
             promotionUntil: value.until,
             regularUsd18: value.regular18

@@ -21,6 +21,8 @@ commands:
   oracle refork      rebuild the pending revision from the catalog as it is now
   oracle sync        read the registry into the database once
   oracle verify      check every confirmed revision against its manifest and the chain; non-zero on a mismatch
+  oracle provenance  per provider, how many numbers of today's prices are verified, inferred, promotional, and which
+                     vendor pages were read more than 90 days ago (--verbose: every inferred number and why)
   accounts grant <email|cf_id|wallet|org_id> <credits>
                      credit an account with credits (a decimal, 18 decimals: 25, 0.5) as an operator grant
   accounts faucet <address> <credits>
@@ -46,6 +48,7 @@ export type OperatorCommand =
   | { readonly _tag: "Refork" }
   | { readonly _tag: "Sync" }
   | { readonly _tag: "Verify" }
+  | { readonly _tag: "Provenance"; readonly verbose: boolean }
   | { readonly _tag: "Grant"; readonly who: string; readonly credits: string }
   | { readonly _tag: "Faucet"; readonly to: string; readonly credits: string }
   | { readonly _tag: "SignInCode"; readonly email: string }
@@ -105,6 +108,8 @@ export const parseCommandLine = (args: ReadonlyArray<string>): ParsedCommandLine
       return found({ _tag: "Sync" })
     case "verify":
       return found({ _tag: "Verify" })
+    case "provenance":
+      return found({ _tag: "Provenance", verbose })
     default:
       return unknown
   }

@@ -8,6 +8,7 @@ import { Clock, Context, Effect, Either, Option, Redacted, Schema } from "effect
 import { createWalletClient, type Hex, http as viemHttp } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { formatCredits, parseCredits } from "../../domain/accounts/ledger.ts"
+import { formatProvenanceReport, provenanceReport } from "../../domain/catalog/provenanceReport.ts"
 import { formatBasket, formatScanReport } from "../../domain/catalog/scanReport.ts"
 import { computeIndex18 } from "../../domain/index/scu.ts"
 import { formatUsd18, type Usd18 } from "../../domain/money.ts"
@@ -18,12 +19,14 @@ import { EmbeddedChainTag } from "../../services/chain/EmbeddedChain.ts"
 import { creditTokenAbi, FundingContractsTag } from "../../services/chain/funding.ts"
 import { ChainEndpointTag, Registry } from "../../services/chain/Registry.ts"
 import { AutoRouter, type AutoListView } from "../../services/exchange/AutoRouter.ts"
+import { CardSources } from "../../services/oracle/CardSources.ts"
 import { ChainSync } from "../../services/oracle/ChainSync.ts"
 import { SyncHealth } from "../../services/oracle/SyncHealth.ts"
 import { PriceScan } from "../../services/oracle/PriceScan.ts"
 import { Publisher } from "../../services/oracle/Publisher.ts"
 import { RevisionRepository, type StoredRevision } from "../../services/oracle/RevisionRepository.ts"
 import { Verify } from "../../services/oracle/Verify.ts"
+import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { DatabaseInfo } from "../../services/platform/Database.ts"
 import { runMigrations } from "../../services/platform/Migrations.ts"
 import { decodedRows } from "../../services/platform/RepositoryBoundary.ts"
@@ -66,6 +69,23 @@ export const scan = (verbose: boolean) =>
     yield* say(formatScanReport(report, { verbose }))
     if (report.outcome === "failed") return yield* Effect.fail(new CommandFailure("no price card could be read"))
   })
+
+/** Reads the price cards as a scan would (nothing is written) and reports the marks of the prices in force today. */
+export const provenance = (verbose: boolean) =>
+  Effect.gen(function* () {
+    const sources = yield* CardSources
+    yield* say(`reading the price cards (${sources.cardsDir} and any PRICE_CARD_URLS)...`)
+    const outcomes = yield* sources.readAll
+    const unread = outcomes.flatMap((o) =>
+      o._tag === "Read" ? [] : o._tag === "Unreachable" ? [`${o.source}: unreachable: ${o.reason}`] : o.problems
+    )
+    const cards = outcomes.flatMap((o) => (o._tag === "Read" ? [o.card] : []))
+    yield* say(formatProvenanceReport(provenanceReport(cards, yield* now), { verbose }).join("\n"))
+    if (unread.length > 0) {
+      yield* say(`\n${unread.length} problem(s) kept cards out of this report:\n${unread.map((line) => `  ${line}`).join("\n")}`)
+      return yield* Effect.fail(new CommandFailure("some price cards could not be read; the report leaves them out"))
+    }
+  }).pipe(Effect.provide(CardSources.DefaultWithoutDependencies))
 
 export const basket = Effect.gen(function* () {
   const priceScan = yield* PriceScan
@@ -246,6 +266,7 @@ export type OperatorServices =
   | EmbeddedChainTag
   | Mailer
   | AutoRouter
+  | AppConfig
 
 /** Every command, as the running service runs it with its own services. */
 export const commandEffect = (command: OperatorCommand): Effect.Effect<void, unknown, OperatorServices> => {
@@ -270,6 +291,8 @@ export const commandEffect = (command: OperatorCommand): Effect.Effect<void, unk
       return sync
     case "Verify":
       return verify
+    case "Provenance":
+      return provenance(command.verbose)
     case "Grant":
       return grant(command.who, command.credits)
     case "Faucet":

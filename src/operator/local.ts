@@ -45,6 +45,8 @@ export const runHere = (command: OperatorCommand): Effect.Effect<void, unknown> 
       return Commands.sync.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
     case "Verify":
       return Commands.verify.pipe(Effect.provide(toTerminal), Effect.provide(anchoring))
+    case "Provenance":
+      return Commands.provenance(command.verbose).pipe(Effect.provide(toTerminal), Effect.provide(AppConfig.Default))
     case "Grant":
       return Commands.grant(command.who, command.credits).pipe(Effect.provide(toTerminal), Effect.provide(ledger))
     case "Faucet":

@@ -8,7 +8,7 @@ import { useEffect } from "preact/hooks"
 import type { ReconstitutionEntry } from "../../domain/oracle/schemas.ts"
 import { apiHref, read } from "../shared/api.ts"
 import { ago, formatScaled, percentChange, plainNumber, shortHash, toCsv, csvHref, utc } from "../shared/format.ts"
-import { Provenance } from "../shared/Provenance.tsx"
+import { MarkedPair } from "../shared/Provenance.tsx"
 import { StepChart, type StepPoint } from "../shared/StepChart.tsx"
 import { type Loaded, Status, useRead } from "../shared/useRead.tsx"
 
@@ -192,7 +192,7 @@ const Basket = () => {
                       <td class="num">{plainNumber(r.inputPriceUsdPerMillion)}</td>
                       <td class="num">{plainNumber(r.outputPriceUsdPerMillion)}</td>
                       <td class="num">{plainNumber(r.blendedCostUsd)}</td>
-                      <td>{entry === undefined ? "n/a" : <Provenance pair={entry.currentPrice.provenance} />}</td>
+                      <td>{entry === undefined ? "n/a" : <MarkedPair input={entry.priceSources.input} output={entry.priceSources.output} />}</td>
                     </tr>
                   )
                 })}

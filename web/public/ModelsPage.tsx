@@ -9,7 +9,7 @@ import { useEffect, useRef } from "preact/hooks"
 import { useLocation } from "preact-iso"
 import { apiHref } from "../shared/api.ts"
 import { plainNumber, utc } from "../shared/format.ts"
-import { Provenance, ProvenanceMark } from "../shared/Provenance.tsx"
+import { MarkedPair, ProvenanceMark } from "../shared/Provenance.tsx"
 import { Status, useRead } from "../shared/useRead.tsx"
 import { billedUsd, type CatalogEntry, listedComponent, readCatalog, readPricing, tokens } from "./models/data.ts"
 import { ModelDetail } from "./models/ModelDetail.tsx"
@@ -270,7 +270,7 @@ export const ModelsPage = () => {
                       </td>
                       <td class="num" data-col="window">{m.maxInputTokens === undefined ? <span class="muted">unknown</span> : tokens(m.maxInputTokens)}</td>
                       <td data-col="routable">{m.integrated ? "yes" : "no"}</td>
-                      <td data-col="mark"><Provenance pair={m.currentPrice.provenance} /></td>
+                      <td data-col="mark"><MarkedPair input={m.priceSources.input} output={m.priceSources.output} /></td>
                     </tr>
                   )
                 })}

@@ -7,7 +7,7 @@ import { useEffect, useRef } from "preact/hooks"
 import type { PriceAtResponse, PricingResponse } from "../../../domain/oracle/schemas.ts"
 import { read } from "../../shared/api.ts"
 import { plainNumber, utc } from "../../shared/format.ts"
-import { Provenance, ProvenanceMark } from "../../shared/Provenance.tsx"
+import { type NumberSource, Provenance, ProvenanceMark, SourceOf } from "../../shared/Provenance.tsx"
 import { Status, useRead } from "../../shared/useRead.tsx"
 import { type Billed, billedUsd, type BilledFigure, type CatalogEntry, type Component, listedComponent, tokens } from "./data.ts"
 import { PriceHistoryChart } from "./PriceHistoryChart.tsx"
@@ -16,33 +16,36 @@ type Pricing = PricingResponse | undefined
 
 const todayUtc = () => new Date().toISOString().slice(0, 10)
 
-const ComponentRow = (props: { readonly label: string; readonly component: Component | null; readonly billed: BilledFigure | null | undefined; readonly pegUsd: number | undefined }) => {
+const ComponentRow = (props: {
+  readonly label: string
+  readonly component: Component | null
+  readonly source: NumberSource | null
+  readonly billed: BilledFigure | null | undefined
+  readonly pegUsd: number | undefined
+}) => {
   const listed = listedComponent(props.component)
   const billed = props.pegUsd === undefined ? undefined : billedUsd(props.billed, props.pegUsd)
   return (
-    <tr>
+    <tr data-price={props.label}>
       <th scope="row">{props.label}</th>
       <td class="num">{listed ?? <span class="muted">none</span>}</td>
       <td class="num">{props.component === null ? <span class="muted">none</span> : billed ?? <span class="muted">n/a</span>}</td>
       <td>{props.component === null ? "" : <ProvenanceMark mark={props.component.provenance} />}</td>
-      <td>
-        {props.component?.sourceUrl ? (
-          <a href={props.component.sourceUrl} rel="noopener noreferrer">vendor page</a>
-        ) : props.component === null ? "" : "catalog"}
-      </td>
+      <td>{props.source === null ? "" : <SourceOf source={props.source} />}</td>
     </tr>
   )
 }
 
 const Prices = (props: { readonly entry: CatalogEntry; readonly billed: Billed | undefined; readonly pegUsd: number | undefined }) => {
   const { entry, billed, pegUsd } = props
-  const main = (label: string, listed: number, figure: BilledFigure | undefined, mark: "verified" | "inferred" | "promotional") => (
-    <tr>
+  const sources = entry.priceSources
+  const main = (label: string, listed: number, figure: BilledFigure | undefined, source: NumberSource) => (
+    <tr data-price={label}>
       <th scope="row">{label}</th>
       <td class="num" data-testid={`detail-${label}-listed`}>{plainNumber(listed)}</td>
       <td class="num" data-testid={`detail-${label}-billed`}>{pegUsd === undefined ? <span class="muted">n/a</span> : billedUsd(figure, pegUsd) ?? <span class="muted">n/a</span>}</td>
-      <td><ProvenanceMark mark={mark} /></td>
-      <td>catalog</td>
+      <td><ProvenanceMark mark={source.provenance} /></td>
+      <td><SourceOf source={source} /></td>
     </tr>
   )
   return (
@@ -59,14 +62,15 @@ const Prices = (props: { readonly entry: CatalogEntry; readonly billed: Billed |
           </tr>
         </thead>
         <tbody>
-          {main("input", entry.currentPrice.inputPriceUsdPerMillion, billed?.input, entry.currentPrice.provenance.input)}
-          {main("output", entry.currentPrice.outputPriceUsdPerMillion, billed?.output, entry.currentPrice.provenance.output)}
-          <ComponentRow label="cache read" component={entry.cache?.cachedInput ?? null} billed={billed?.cache?.cachedInput} pegUsd={pegUsd} />
-          <ComponentRow label="cache write, 5 min" component={entry.cache?.cacheWrite5m ?? null} billed={billed?.cache?.cacheWrite5m} pegUsd={pegUsd} />
-          <ComponentRow label="cache write, 1 h" component={entry.cache?.cacheWrite1h ?? null} billed={billed?.cache?.cacheWrite1h} pegUsd={pegUsd} />
-          <ComponentRow label="reasoning output" component={entry.reasoning?.reasoningOutput ?? null} billed={billed?.reasoning?.reasoningOutput} pegUsd={pegUsd} />
+          {main("input", entry.currentPrice.inputPriceUsdPerMillion, billed?.input, sources.input)}
+          {main("output", entry.currentPrice.outputPriceUsdPerMillion, billed?.output, sources.output)}
+          <ComponentRow label="cache read" component={entry.cache?.cachedInput ?? null} source={sources.cachedInput} billed={billed?.cache?.cachedInput} pegUsd={pegUsd} />
+          <ComponentRow label="cache write, 5 min" component={entry.cache?.cacheWrite5m ?? null} source={sources.cacheWrite5m} billed={billed?.cache?.cacheWrite5m} pegUsd={pegUsd} />
+          <ComponentRow label="cache write, 1 h" component={entry.cache?.cacheWrite1h ?? null} source={sources.cacheWrite1h} billed={billed?.cache?.cacheWrite1h} pegUsd={pegUsd} />
+          <ComponentRow label="reasoning output" component={entry.reasoning?.reasoningOutput ?? null} source={entry.reasoning === null ? null : sources.reasoningOutput} billed={billed?.reasoning?.reasoningOutput} pegUsd={pegUsd} />
         </tbody>
       </table>
+      {sources.note !== null && <p class="price-note" data-testid="price-note">Operator's note on this price: {sources.note}</p>}
     </div>
   )
 }
@@ -84,17 +88,22 @@ const Tiers = (props: { readonly entry: CatalogEntry }) => {
             <th scope="col" class="num">Input</th>
             <th scope="col" class="num">Output</th>
             <th scope="col">Mark</th>
+            <th scope="col">Source</th>
           </tr>
         </thead>
         <tbody>
-          {tiers.map((t) => (
-            <tr key={t.fromInputTokens}>
-              <td class="num">{tokens(t.fromInputTokens)}</td>
-              <td class="num">{plainNumber(t.inputPriceUsdPerMillion)}</td>
-              <td class="num">{plainNumber(t.outputPriceUsdPerMillion)}</td>
-              <td><ProvenanceMark mark={t.provenance} /></td>
-            </tr>
-          ))}
+          {tiers.map((t) => {
+            const source = props.entry.priceSources.contextTiers.find((s) => s.fromInputTokens === t.fromInputTokens)
+            return (
+              <tr key={t.fromInputTokens}>
+                <td class="num">{tokens(t.fromInputTokens)}</td>
+                <td class="num">{plainNumber(t.inputPriceUsdPerMillion)}</td>
+                <td class="num">{plainNumber(t.outputPriceUsdPerMillion)}</td>
+                <td><ProvenanceMark mark={t.provenance} /></td>
+                <td>{source === undefined ? "" : <SourceOf source={source.input.provenance === t.provenance ? source.input : source.output} />}</td>
+              </tr>
+            )
+          })}
         </tbody>
       </table>
     </div>
