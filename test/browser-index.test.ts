@@ -8,6 +8,7 @@ import { keccak256, toBytes } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { CatalogResponse } from "../domain/oracle/schemas.ts"
 import { formatScaled, plainNumber } from "../web/shared/format.ts"
 import { makeClient } from "./support/accounts.ts"
 import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
@@ -74,11 +75,11 @@ describe("the index page", () => {
     expect(weekly.data.length).not.toBe(perRevision.data.length)
   }, 60_000)
 
-  it("lists the basket the API reports, each with its price mark", async (context) => {
+  it("lists the basket the API reports, each with its price mark and the vendor page behind it", async (context) => {
     const { page } = await openPage(browser, SUITE, context.task.name)
     await page.goto(`${service.baseUrl}/`)
     const scu = await api<{ breakdown: { familyRepresentatives: ReadonlyArray<{ family: string; modelKey: string; inputPriceUsdPerMillion: number }> } }>("/v1/oracle/scu")
-    const catalog = await api<{ models: ReadonlyArray<{ modelKey: string; currentPrice: { provenance: { input: string; output: string } } }> }>("/v1/oracle/catalog")
+    const catalog = await api<CatalogResponse>("/v1/oracle/catalog")
     const table = page.getByTestId("basket-table")
     const members = scu.breakdown.familyRepresentatives
     await expect.poll(() => table.locator("tbody tr").count(), { timeout: 10_000 }).toBe(members.length)
@@ -87,9 +88,12 @@ describe("the index page", () => {
       const cells = await row.locator("td").allTextContents()
       expect(cells[0]).toBe(member.family)
       expect(cells[2]).toBe(plainNumber(member.inputPriceUsdPerMillion))
-      const marks = catalog.models.find((m) => m.modelKey === member.modelKey)!.currentPrice.provenance
-      expect(cells[5]).toContain(marks.input)
-      expect(cells[5]).toContain(marks.output)
+      const entry = catalog.models.find((m) => m.modelKey === member.modelKey)!
+      expect(cells[5]).toContain(entry.currentPrice.provenance.input)
+      expect(cells[5]).toContain(entry.currentPrice.provenance.output)
+      // The vendor page behind each of the member's two prices, once each; none behind an inferred one.
+      const pages = [...new Set([entry.priceSources.input.sourceUrl, entry.priceSources.output.sourceUrl].filter((u) => u !== null))]
+      expect(await row.locator("td").nth(5).locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href")))).toEqual(pages)
     }
   }, 60_000)
 

@@ -209,6 +209,50 @@ describe("the price browser at /models", () => {
     await expect.poll(() => page.getByTestId("price-at-result").textContent(), { timeout: 15_000 }).toContain(refused.error.message)
   })
 
+  it("shows each number's mark beside the vendor page it was read on, or what an inferred number was derived from", { timeout: 90_000 }, async () => {
+    type Source = Entry["priceSources"]["input"]
+    const numbers = (m: Entry): ReadonlyArray<readonly [string, Source | null]> => [
+      ["input", m.priceSources.input],
+      ["output", m.priceSources.output],
+      ["cache read", m.priceSources.cachedInput],
+      ["cache write, 5 min", m.priceSources.cacheWrite5m],
+      ["cache write, 1 h", m.priceSources.cacheWrite1h],
+      ["reasoning output", m.reasoning === null ? null : m.priceSources.reasoningOutput]
+    ]
+    // A model whose numbers carry both kinds of source, so both renderings are checked on one page.
+    const model = catalog.models.find((m) => {
+      const marks = numbers(m).flatMap(([, s]) => (s === null ? [] : [s.provenance]))
+      return marks.includes("verified") && marks.includes("inferred")
+    })!
+    expect(model, "a model with verified and inferred numbers").toBeDefined()
+    const { page } = await openPage(browser, SUITE, "sources")
+    await openModels(page, `?model=${encodeURIComponent(model.modelKey)}`)
+    const prices = page.getByTestId("detail-prices")
+    await prices.waitFor()
+    for (const [label, source] of numbers(model)) {
+      if (source === null) continue
+      const cells = prices.locator(`tr[data-price="${label}"] td`)
+      expect(await cells.nth(2).textContent(), label).toBe(source.provenance)
+      const shown = cells.nth(3)
+      if (source.sourceUrl === null) {
+        expect(await shown.textContent(), label).toBe(`derived: ${source.derivedFrom}`)
+        expect(await shown.locator("a").count(), label).toBe(0)
+      } else {
+        expect(await shown.locator("a").getAttribute("href"), label).toBe(source.sourceUrl)
+        expect(await shown.textContent(), label).toContain(`read ${source.checkedAt!.slice(0, 10)}`)
+      }
+    }
+    if (model.priceSources.note !== null) expect(await page.getByTestId("price-note").textContent()).toContain(model.priceSources.note)
+
+    // The catalog table has room for one mark pair per row: it links each page behind the input and output prices.
+    await openModels(page)
+    for (const m of catalog.models.slice(0, 12)) {
+      const pages = [...new Set([m.priceSources.input.sourceUrl, m.priceSources.output.sourceUrl].filter((u) => u !== null))]
+      const links = page.locator(`[data-testid=models-table] tr[data-model="${m.modelKey}"] td[data-col=mark] a`)
+      expect(await links.evaluateAll((as) => as.map((a) => a.getAttribute("href"))), m.modelKey).toEqual(pages)
+    }
+  })
+
   it("opens the model named by /models?model=<key> when loaded directly", { timeout: 90_000 }, async () => {
     const { page } = await openPage(browser, SUITE, "deep link")
     const model = catalog.models.find((m) => m.modelKey !== detailModel().modelKey && m.modelKey.includes("/")) ?? catalog.models[0]!
