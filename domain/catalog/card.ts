@@ -178,6 +178,21 @@ export interface PricePoint {
   readonly contextTiers: ReadonlyArray<ContextTier>
 }
 
+/**
+ * The vendor page behind one number and the day it was read there: its own, else its entry's. Only a verified or
+ * promotional number has one; an inferred number was not read off a vendor page (its `derivedFrom` says what it
+ * rests on).
+ */
+export const sourceOfNumber = (
+  mark: MarkedPrice,
+  point: Pick<PricePoint, "sourceUrl" | "checkedAt">
+): { readonly url: string; readonly checkedAt: Date | null } | null =>
+  mark.provenance === "inferred"
+    ? null
+    : mark.sourceUrl !== null
+      ? { url: mark.sourceUrl, checkedAt: mark.checkedAt }
+      : { url: point.sourceUrl, checkedAt: point.checkedAt }
+
 export interface ModelCard {
   readonly id: string
   readonly providerKey: string

@@ -3,7 +3,8 @@
  * a vendor page, inferred, or promotional, per provider, and which vendor pages were last read too long ago to
  * stand behind a number without a new look. Pure: the cards and the day in, the report out.
  */
-import type { MarkedPrice, ModelCard, PriceCard, PricePoint, Provenance } from "./card.ts"
+import { type MarkedPrice, type ModelCard, type PriceCard, type PricePoint, type Provenance, sourceOfNumber } from "./card.ts"
+import { pricePointAt } from "./governance.ts"
 
 /** A source read longer ago than this is listed for a new reading. */
 export const STALE_AFTER_DAYS = 90
@@ -54,9 +55,7 @@ export interface ProvenanceReport {
 /** The entry in force at `asOf` of a model still served then, if any. */
 export const priceInForce = (model: ModelCard, asOf: Date): PricePoint | undefined => {
   if (model.retiredAt !== null && model.retiredAt <= asOf) return undefined
-  let inForce: PricePoint | undefined
-  for (const point of model.prices) if (point.effectiveFrom <= asOf) inForce = point
-  return inForce
+  return pricePointAt(model.prices, asOf)
 }
 
 const numbersOf = (point: PricePoint): ReadonlyArray<readonly [string, MarkedPrice]> => {
@@ -81,15 +80,15 @@ export const currentNumbers = (card: PriceCard, asOf: Date): ReadonlyArray<Curre
     const point = priceInForce(model, asOf)
     if (point === undefined) return []
     return numbersOf(point).map(([number, mark]): CurrentNumber => {
-      const sourced = mark.provenance !== "inferred"
+      const source = sourceOfNumber(mark, point)
       return {
         provider: card.provider.key,
         model: model.id,
         number,
         effectiveFrom: point.effectiveFrom,
         provenance: mark.provenance,
-        sourceUrl: sourced ? (mark.sourceUrl ?? point.sourceUrl) : null,
-        checkedAt: sourced ? (mark.sourceUrl !== null ? mark.checkedAt : point.checkedAt) : null,
+        sourceUrl: source?.url ?? null,
+        checkedAt: source?.checkedAt ?? null,
         derivedFrom: mark.derivedFrom,
         until: mark.until,
         note: point.note

@@ -3,7 +3,7 @@
  * fields"). Pure: the snapshot service loads the inputs, these functions shape them, typed as their wire schemas.
  * Series live in series.ts, log-based views in log.ts, text renderings in render.ts.
  */
-import { type MarkedPrice, weakerMark } from "../catalog/card.ts"
+import { type MarkedPrice, sourceOfNumber, weakerMark } from "../catalog/card.ts"
 import { applyMarkup, referenceCost18, REFERENCE_WORKLOAD, ROUTING_FEE_RATE, usd18ToWei, type Usd18 } from "../money.ts"
 import { type CatalogListing, type ConfirmedRevision, latestRevision, type OracleInputs } from "./inputs.ts"
 import { indexNumber, iso, num, ratio } from "./numbers.ts"
@@ -11,23 +11,12 @@ import type * as S from "./schemas.ts"
 
 type SourcedPoint = { readonly sourceUrl: string; readonly checkedAt: Date | null; readonly observedAt: Date }
 
-/**
- * The vendor page behind one number: its own, else its entry's. Only a verified or promotional number has one; an
- * inferred number was not read off a vendor page, so it links none (its `derivedFrom` says where it came from).
- */
-const sourceOf = (mark: MarkedPrice, point: SourcedPoint): { url: string; checkedAt: Date | null } | null =>
-  mark.provenance === "inferred"
-    ? null
-    : mark.sourceUrl !== null
-      ? { url: mark.sourceUrl, checkedAt: mark.checkedAt }
-      : { url: point.sourceUrl, checkedAt: point.checkedAt }
-
 const priceSource = (mark: MarkedPrice, point: SourcedPoint): S.PriceSource => {
-  const source = sourceOf(mark, point)
+  const source = sourceOfNumber(mark, point)
   return {
     provenance: mark.provenance,
     sourceUrl: source?.url ?? null,
-    checkedAt: source?.checkedAt === null || source === null ? null : iso(source.checkedAt),
+    checkedAt: source?.checkedAt == null ? null : iso(source.checkedAt),
     derivedFrom: mark.derivedFrom,
     promotionUntil: mark.until === null ? null : iso(mark.until)
   }
@@ -58,7 +47,7 @@ const component = (mark: MarkedPrice | null, input: Usd18, point: SourcedPoint) 
         usdPerMillion: num(mark.usd18),
         ratioOfInput: ratio(mark.usd18, input),
         source: "catalog" as const,
-        sourceUrl: sourceOf(mark, point)?.url ?? null,
+        sourceUrl: sourceOfNumber(mark, point)?.url ?? null,
         provenance: mark.provenance,
         createdAt: iso(point.observedAt)
       }
