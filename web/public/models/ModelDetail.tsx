@@ -49,29 +49,31 @@ const Prices = (props: { readonly entry: CatalogEntry; readonly billed: Billed |
     </tr>
   )
   return (
-    <div class="table-scroll models-scroll">
-      <table data-testid="detail-prices">
-        <caption>Prices now, USD per million tokens: as the vendor lists them and as billed here (+5% routing markup)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Price</th>
-            <th scope="col" class="num">Listed</th>
-            <th scope="col" class="num">Billed (+5%)</th>
-            <th scope="col">Mark</th>
-            <th scope="col">Source</th>
-          </tr>
-        </thead>
-        <tbody>
-          {main("input", entry.currentPrice.inputPriceUsdPerMillion, billed?.input, sources.input)}
-          {main("output", entry.currentPrice.outputPriceUsdPerMillion, billed?.output, sources.output)}
-          <ComponentRow label="cache read" component={entry.cache?.cachedInput ?? null} source={sources.cachedInput} billed={billed?.cache?.cachedInput} pegUsd={pegUsd} />
-          <ComponentRow label="cache write, 5 min" component={entry.cache?.cacheWrite5m ?? null} source={sources.cacheWrite5m} billed={billed?.cache?.cacheWrite5m} pegUsd={pegUsd} />
-          <ComponentRow label="cache write, 1 h" component={entry.cache?.cacheWrite1h ?? null} source={sources.cacheWrite1h} billed={billed?.cache?.cacheWrite1h} pegUsd={pegUsd} />
-          <ComponentRow label="reasoning output" component={entry.reasoning?.reasoningOutput ?? null} source={entry.reasoning === null ? null : sources.reasoningOutput} billed={billed?.reasoning?.reasoningOutput} pegUsd={pegUsd} />
-        </tbody>
-      </table>
+    <>
+      <div class="table-scroll models-scroll">
+        <table data-testid="detail-prices">
+          <caption>Prices now, USD per million tokens: as the vendor lists them and as billed here (+5% routing markup)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Price</th>
+              <th scope="col" class="num">Listed</th>
+              <th scope="col" class="num">Billed (+5%)</th>
+              <th scope="col">Mark</th>
+              <th scope="col">Source</th>
+            </tr>
+          </thead>
+          <tbody>
+            {main("input", entry.currentPrice.inputPriceUsdPerMillion, billed?.input, sources.input)}
+            {main("output", entry.currentPrice.outputPriceUsdPerMillion, billed?.output, sources.output)}
+            <ComponentRow label="cache read" component={entry.cache?.cachedInput ?? null} source={sources.cachedInput} billed={billed?.cache?.cachedInput} pegUsd={pegUsd} />
+            <ComponentRow label="cache write, 5 min" component={entry.cache?.cacheWrite5m ?? null} source={sources.cacheWrite5m} billed={billed?.cache?.cacheWrite5m} pegUsd={pegUsd} />
+            <ComponentRow label="cache write, 1 h" component={entry.cache?.cacheWrite1h ?? null} source={sources.cacheWrite1h} billed={billed?.cache?.cacheWrite1h} pegUsd={pegUsd} />
+            <ComponentRow label="reasoning output" component={entry.reasoning?.reasoningOutput ?? null} source={entry.reasoning === null ? null : sources.reasoningOutput} billed={billed?.reasoning?.reasoningOutput} pegUsd={pegUsd} />
+          </tbody>
+        </table>
+      </div>
       {sources.note !== null && <p class="price-note" data-testid="price-note">Operator's note on this price: {sources.note}</p>}
-    </div>
+    </>
   )
 }
 
