@@ -7,8 +7,9 @@ import { Either } from "effect"
 import type { ModelCard } from "../catalog/card.ts"
 import { ModelRestricted, ServiceUnavailable, ValidationFailed } from "../errors.ts"
 import type { CatalogListing } from "../oracle/inputs.ts"
-import { makeKeyIndex } from "../oracle/keys.ts"
+import type { KeyResolution } from "../oracle/keys.ts"
 import type { ChatRequest, RouteRequest } from "./canonical.ts"
+import { makeModelIdIndex } from "./modelIds.ts"
 import type { ProviderConfig } from "./providers.ts"
 import { type InboundFormat, type ModelTraits, parameterRefusal, traitsFor, type TraitsTable } from "./traits.ts"
 
@@ -25,10 +26,17 @@ export interface RoutableModel {
 export interface RoutableCatalog {
   /** Catalog key -> the model with the provider that serves it. */
   readonly models: ReadonlyMap<string, RoutableModel>
-  /** Resolves a client's spelling against the whole catalog, answering only for routable models. */
-  readonly resolve: (name: string) => ReturnType<ReturnType<typeof makeKeyIndex>["resolve"]>
+  /**
+   * Resolves a client's spelling against the whole catalog, answering only for routable models: the catalog's own
+   * spellings and the vendors' API ids (modelIds.ts).
+   */
+  readonly resolve: (name: string) => KeyResolution
   /** The same resolution over the whole live catalog, routable or not. */
-  readonly resolveInCatalog: (name: string) => ReturnType<ReturnType<typeof makeKeyIndex>["resolve"]>
+  readonly resolveInCatalog: (name: string) => KeyResolution
+  /** The routable models closest to a name that resolved to nothing (at most three), for the refusal to name. */
+  readonly suggest: (name: string) => ReadonlyArray<string>
+  /** The vendor API ids that resolve to a catalog model besides its own spellings (its sdkId, derived aliases). */
+  readonly aliasesOf: (modelKey: string) => ReadonlyArray<string>
   /** The vendors of the catalog that have no provider configured (what an operator could still enable). */
   readonly unconfiguredVendors: ReadonlyArray<string>
 }
@@ -56,11 +64,18 @@ export const makeRoutableCatalog = (
     if (provider.models !== null && !provider.models.has(card.id.toLowerCase())) continue
     models.set(card.id, { key: card.id, vendor, card, listing, provider, traits: traitsFor(traits, card.id) })
   }
-  const catalogKeys = new Set(catalog.map((l) => l.card.id))
+  // Built here, once per snapshot, so that a request's resolution is a few lookups.
+  const ids = makeModelIdIndex(
+    vendors,
+    catalog.map(({ card }) => ({ key: card.id, sdkId: card.sdkId, retired: card.retiredAt !== null && card.retiredAt <= now })),
+    models.keys()
+  )
   return {
     models,
-    resolve: makeKeyIndex(vendors, models.keys(), catalogKeys).resolve,
-    resolveInCatalog: makeKeyIndex(vendors, catalogKeys).resolve,
+    resolve: ids.resolve,
+    resolveInCatalog: ids.resolveInCatalog,
+    suggest: (name) => ids.suggest(name),
+    aliasesOf: ids.aliasesOf,
     unconfiguredVendors: [...new Set(catalog.filter((l) => !byVendor.has(l.card.providerKey) && !byVendor.has(vendorOf(l.card.id))).map((l) => l.card.providerKey))].sort()
   }
 }
@@ -88,8 +103,8 @@ const invalid = (message: string, param: string) => new ValidationFailed({ messa
 const isAuto = (name: string | undefined) => name === undefined || name.trim().toLowerCase() === "auto"
 
 /**
- * Resolves one named model: unknown vendor or wrong vendor 422, a name matching no catalog model 422, a catalog model
- * no provider serves 503 naming what to configure.
+ * Resolves one named model: unknown vendor or wrong vendor 422, a name matching no catalog model (or more than one) 422
+ * naming the closest routable ones, a catalog model no provider serves 503 naming what to configure.
  */
 const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Either.Either<RoutableModel, PlanFailure> => {
   if (name.trim().toLowerCase().startsWith("auto/") || name.trim().toLowerCase() === "auto") {
@@ -97,7 +112,7 @@ const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Ei
   }
   const found = catalog.resolve(name)
   if (found._tag === "Found") return Either.right(catalog.models.get(found.modelKey)!)
-  if (found._tag === "Invalid") return Either.left(invalid(`${param}: ${found.message}.`, param))
+  if (found._tag === "Invalid") return Either.left(invalid(`${param}: ${found.message}${found.message.endsWith("?") ? "" : "."}`, param))
   // Not routable: either not in the catalog at all, or in it without a provider (or retired, or not a text model).
   const inCatalog = catalog.resolveInCatalog(name)
   if (inCatalog._tag === "Found") {
@@ -108,7 +123,10 @@ const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Ei
       })
     )
   }
-  return Either.left(invalid(`${param}: no model "${name}" in the catalog; GET /v1/models lists the routable ones.`, param))
+  // The closest routable ids help with a typo or another gateway's spelling of the model.
+  const close = catalog.suggest(name)
+  const hint = close.length === 0 ? "" : ` Did you mean ${close.join(", ")}?`
+  return Either.left(invalid(`${param}: no model "${name}" in the catalog.${hint} GET /v1/models lists the routable ones.`, param))
 }
 
 const allowedBy = (allowed: ReadonlyArray<string>) => {
