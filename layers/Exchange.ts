@@ -13,11 +13,12 @@ import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
+import { TokenCounter } from "../services/exchange/TokenCounter.ts"
 import { UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
 import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
-export const ExchangeLive = Layer.merge(ModelCatalog.Default, Quotes.Default).pipe(
+export const ExchangeLive = Layer.mergeAll(ModelCatalog.Default, Quotes.Default, TokenCounter.Default).pipe(
   Layer.provideMerge(Exchange.Default),
   // One per replica, shared by the planner and the orchestration.
   Layer.provideMerge(Headroom.Default),

@@ -23,7 +23,8 @@ import {
   PromptTokens,
   Role,
   sampleFromSchema,
-  signThinking,
+  issueSignature,
+  verifyThinking,
   splitString,
   stringList,
   truncate,
@@ -151,6 +152,8 @@ const build = (body: Record<string, unknown>, messages: readonly unknown[]): Bui
         if (block["type"] === "tool_result") toolResult = true
       }
     }
+    // A system turn between messages (Claude Code's per-turn reminders) leaves the last user turn where it was.
+    if (m["role"] === "system") continue
     lastIsUserText = m["role"] === "user" && !toolResult
     if (m["role"] === "user") lastUser = text
   }
@@ -179,7 +182,39 @@ const validate = (body: unknown, needsMaxTokens: boolean): { model: string; mess
       }
     }
   }
+  const replay = checkReplayedThinking(body, messages)
+  if (replay !== undefined) return invalid(replay)
   return { model, messages }
+}
+
+/**
+ * Anthropic's rules for reasoning replayed across turns: a thinking block must carry a signature Anthropic issued for
+ * that text, and with thinking on, the final assistant turn that calls tools must start with its thinking block.
+ */
+const checkReplayedThinking = (body: Record<string, unknown>, messages: readonly unknown[]): string | undefined => {
+  let lastAssistant = -1
+  for (const [i, m] of messages.entries()) {
+    if (!isRecord(m) || !Array.isArray(m["content"])) {
+      if (isRecord(m) && m["role"] === "assistant") lastAssistant = i
+      continue
+    }
+    if (m["role"] === "assistant") lastAssistant = i
+    for (const [j, block] of m["content"].entries()) {
+      if (!isRecord(block) || block["type"] !== "thinking") continue
+      const thinking = typeof block["thinking"] === "string" ? block["thinking"] : ""
+      const signature = typeof block["signature"] === "string" ? block["signature"] : ""
+      if (!verifyThinking(thinking, signature)) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`
+    }
+  }
+  const thinking = body["thinking"]
+  const thinks = isRecord(thinking) && (thinking["type"] === "enabled" || thinking["type"] === "adaptive")
+  const last = lastAssistant >= 0 ? messages[lastAssistant] : undefined
+  if (!thinks || !isRecord(last) || !Array.isArray(last["content"])) return undefined
+  const content = last["content"].filter(isRecord)
+  if (!content.some((block) => block["type"] === "tool_use")) return undefined
+  const first = content[0]?.["type"]
+  if (first === "thinking" || first === "redacted_thinking") return undefined
+  return `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`
 }
 
 export const prepareCountTokens = (body: unknown): Prepared | Reply => {
@@ -197,7 +232,7 @@ export const prepareMessages = (body: unknown, memory: Memory): Prepared | Reply
 }
 
 type Block =
-  | { readonly type: "thinking"; readonly gen: Generated; readonly signature: string }
+  | { readonly type: "thinking"; readonly gen: Generated; readonly signature: string; readonly omitted: boolean }
   | { readonly type: "text"; readonly gen: Generated }
   | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: unknown; readonly json: string }
 
@@ -218,7 +253,9 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
     const budget = thinking["budget_tokens"]
     if (typeof budget === "number") gen = truncate(gen, budget)
     if (gen.ids.length > maxTokens) gen = truncate(gen, maxTokens)
-    blocks.push({ type: "thinking", gen, signature: signThinking(gen.text) })
+    // `display: "omitted"`: the thinking is done and billed, its text withheld; the signature still covers it.
+    const omitted = thinking["display"] === "omitted"
+    blocks.push({ type: "thinking", gen, signature: issueSignature(gen.text, omitted), omitted })
     outputTokens += gen.ids.length
   }
 
@@ -263,7 +300,7 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
 
   if (body["stream"] !== true) {
     const content = blocks.map((b) =>
-      b.type === "thinking" ? { type: "thinking", thinking: b.gen.text, signature: b.signature }
+      b.type === "thinking" ? { type: "thinking", thinking: b.omitted ? "" : b.gen.text, signature: b.signature }
       : b.type === "text" ? { type: "text", text: b.gen.text }
       : { type: "tool_use", id: b.id, name: b.name, input: b.input }
     )
@@ -299,7 +336,7 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
     chunks.push(event("content_block_start", { type: "content_block_start", index, content_block: start }))
     if (index === 0) chunks.push(`event: ping\ndata: {"type": "ping"}\n\n`)
     if (b.type === "thinking") {
-      for (const piece of pieces(b.gen)) delta({ type: "thinking_delta", thinking: piece.text })
+      if (!b.omitted) for (const piece of pieces(b.gen)) delta({ type: "thinking_delta", thinking: piece.text })
       delta({ type: "signature_delta", signature: b.signature })
     } else if (b.type === "text") {
       for (const piece of pieces(b.gen)) delta({ type: "text_delta", text: piece.text })

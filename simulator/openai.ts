@@ -1,7 +1,9 @@
 /**
  * OpenAI chat completions (`POST /v1/chat/completions`), also spoken by xAI, DeepSeek, Mistral, Alibaba, Moonshot,
- * Zhipu, MiniMax and Cohere. DeepSeek models add `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`; models with
- * `reasoner` in the id return `reasoning_content`; o-series and gpt-5+ models count hidden reasoning tokens.
+ * Zhipu, MiniMax and Cohere. The upstream model id picks the vendor whose usage shape the answer carries (USAGE_SHAPES:
+ * xAI counts reasoning beside `completion_tokens`, DeepSeek adds `prompt_cache_hit_tokens` / `_miss_tokens`, Moonshot
+ * puts `cached_tokens` at the top of usage and a stream's usage inside the finishing choice ...). Models with `reasoner`
+ * in the id return `reasoning_content`; o-series, gpt-5+ and Grok reasoning models count hidden reasoning tokens.
  */
 import {
   bearer,
@@ -121,6 +123,82 @@ export const prepareOpenAI = (body: unknown, memory: Memory): Prepared | Reply =
 
 const FINGERPRINT = "fp_sim0001"
 
+/**
+ * The vendor whose usage shape a model answers with. The simulator sees only the upstream model id (a card's sdkId),
+ * so the id picks it; anything unmatched answers as OpenAI. Each vendor's shape and its source are in
+ * docs/decisions.md "Usage per OpenAI-compatible vendor".
+ */
+type UsageShape = "openai" | "xai" | "deepseek" | "mistral" | "moonshot" | "zhipu" | "alibaba" | "minimax" | "cohere"
+
+const USAGE_SHAPES: ReadonlyArray<readonly [RegExp, UsageShape]> = [
+  [/^grok-/i, "xai"],
+  [/deepseek/i, "deepseek"],
+  [/^(?:mistral|magistral|codestral|devstral|ministral|pixtral|open-mistral)/i, "mistral"],
+  [/^(?:kimi|moonshot)-/i, "moonshot"],
+  [/^glm-/i, "zhipu"],
+  [/^qwen/i, "alibaba"],
+  [/^minimax/i, "minimax"],
+  [/^command-/i, "cohere"]
+]
+
+const usageShapeOf = (model: string): UsageShape => USAGE_SHAPES.find(([pattern]) => pattern.test(model))?.[1] ?? "openai"
+
+interface Counts {
+  readonly prompt: number
+  readonly cached: number
+  readonly reasoning: number
+  readonly visible: number
+  /** The reply showed its reasoning (`reasoning_content`): DeepSeek then reports its count. */
+  readonly shownReasoning: boolean
+}
+
+/** The usage object as the vendor writes it. */
+const usageIn = (shape: UsageShape, c: Counts): Record<string, unknown> => {
+  const completion = c.reasoning + c.visible
+  const base = { prompt_tokens: c.prompt, completion_tokens: completion, total_tokens: c.prompt + completion }
+  switch (shape) {
+    case "openai":
+      return {
+        ...base,
+        prompt_tokens_details: { cached_tokens: c.cached, audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: c.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 }
+      }
+    case "xai":
+      // Reasoning is counted beside completion_tokens: prompt + completion + reasoning = total.
+      return {
+        prompt_tokens: c.prompt,
+        completion_tokens: c.visible,
+        total_tokens: c.prompt + c.visible + c.reasoning,
+        prompt_tokens_details: { text_tokens: c.prompt, audio_tokens: 0, image_tokens: 0, cached_tokens: c.cached },
+        completion_tokens_details: { reasoning_tokens: c.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+        num_sources_used: 0
+      }
+    case "deepseek":
+      return {
+        ...base,
+        prompt_tokens_details: { cached_tokens: c.cached },
+        prompt_cache_hit_tokens: c.cached,
+        prompt_cache_miss_tokens: c.prompt - c.cached,
+        ...(c.shownReasoning || c.reasoning > 0 ? { completion_tokens_details: { reasoning_tokens: c.reasoning } } : {})
+      }
+    case "moonshot":
+      return { ...base, cached_tokens: c.cached }
+    case "mistral":
+    case "zhipu":
+      // Reasoning inside completion_tokens, with no count of its own.
+      return { ...base, prompt_tokens_details: { cached_tokens: c.cached } }
+    case "alibaba":
+    case "minimax":
+      return {
+        ...base,
+        prompt_tokens_details: { cached_tokens: c.cached },
+        ...(c.reasoning > 0 ? { completion_tokens_details: { reasoning_tokens: c.reasoning } } : {})
+      }
+    case "cohere":
+      return base
+  }
+}
+
 const run = (body: Record<string, unknown>, model: string, messages: readonly unknown[], memory: Memory): Reply => {
   const p = new PromptTokens()
   const tools = Array.isArray(body["tools"]) ? body["tools"].filter(isRecord) : []
@@ -142,6 +220,8 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
         p.json(fn["arguments"] ?? "")
       }
     }
+    // A system turn between messages (per-turn instructions) leaves the last user turn where it was.
+    if (m["role"] === "system") continue
     lastRole = m["role"]
     if (lastRole === "user") lastUser = textOf(m["content"])
   }
@@ -167,7 +247,8 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
     typeof body["reasoning_effort"] === "string" ? body["reasoning_effort"]
     : isRecord(reasoning) && typeof reasoning["effort"] === "string" ? reasoning["effort"]
     : undefined
-  const hiddenModel = /^(o\d|gpt-(?:[5-9]|\d\d))/i.test(model)
+  // OpenAI's o-series and gpt-5+, and xAI's reasoning Groks (grok-4 and later, grok-3-mini), reason unasked.
+  const hiddenModel = /^(o\d|gpt-(?:[5-9]|\d\d))/i.test(model) || /^grok-(?:[4-9]|3-mini)(?!.*non-reasoning)/i.test(model)
   let reasoningText: Generated | undefined = reasoner
     ? generate(`Reasoning about the request: ${firstWords(lastUser)}`, (seed ^ 0x5bd1e995) >>> 0, 30, 40)
     : undefined
@@ -205,23 +286,8 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
     finishReason = content.reason === "length" ? "length" : "stop"
     visible = content.ids.length
   }
-  const completionTokens = reasoningTokens + visible
-  const usage: Record<string, unknown> = {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
-    completion_tokens_details: {
-      reasoning_tokens: reasoningTokens,
-      audio_tokens: 0,
-      accepted_prediction_tokens: 0,
-      rejected_prediction_tokens: 0
-    }
-  }
-  if (deepseek) {
-    usage["prompt_cache_hit_tokens"] = cached
-    usage["prompt_cache_miss_tokens"] = promptTokens - cached
-  }
+  const shape = usageShapeOf(model)
+  const usage = usageIn(shape, { prompt: promptTokens, cached, reasoning: reasoningTokens, visible, shownReasoning: reasoningText !== undefined })
 
   const id = `chatcmpl-${hexId(29)}`
   const created = nowSeconds()
@@ -251,11 +317,16 @@ const run = (body: Record<string, unknown>, model: string, messages: readonly un
   }
 
   const options = body["stream_options"]
-  const includeUsage = isRecord(options) && options["include_usage"] === true
+  // Moonshot writes a stream's usage inside the finishing choice, asked or not; the others in a last chunk of its
+  // own when stream_options.include_usage asks for it.
+  const usageInChoice = shape === "moonshot"
+  const includeUsage = !usageInChoice && isRecord(options) && options["include_usage"] === true
   const head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}","choices":[`
   const tail = includeUsage ? `],"usage":null}\n\n` : `]}\n\n`
   const chunk = (delta: unknown, reason: string | null = null) =>
-    `${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${reason === null ? "null" : `"${reason}"`}}${tail}`
+    `${head}{"index":0,"delta":${JSON.stringify(delta)},"logprobs":null,"finish_reason":${reason === null ? "null" : `"${reason}"`}${
+      reason !== null && usageInChoice ? `,"usage":${JSON.stringify(usage)}` : ""
+    }}${tail}`
   const chunks: string[] = []
   if (call) {
     chunks.push(

@@ -302,6 +302,26 @@ const SIGNING_KEY = randomBytes(32)
 export const signThinking = (thinking: string): string =>
   createHmac("sha256", SIGNING_KEY).update(thinking).digest("base64")
 
+/**
+ * The thinking this process signed, by signature, and whether its text was shown (`display: "omitted"` gives the
+ * client an empty text with the signature), so a replayed block can be checked as Anthropic checks it.
+ */
+const issued = new Map<string, { readonly text: string; readonly omitted: boolean }>()
+const ISSUED_LIMIT = 100_000
+
+export const issueSignature = (thinking: string, omitted: boolean): string => {
+  const signature = signThinking(omitted ? `omitted:${thinking}` : thinking)
+  if (issued.size >= ISSUED_LIMIT) issued.delete(issued.keys().next().value!)
+  issued.set(signature, { text: thinking, omitted })
+  return signature
+}
+
+/** Whether a replayed thinking block is one this process issued, with the text it was given out with. */
+export const verifyThinking = (thinking: string, signature: string): boolean => {
+  const known = issued.get(signature)
+  return known !== undefined && thinking === (known.omitted ? "" : known.text)
+}
+
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
 export type ToolMode = "none" | "auto" | "any"

@@ -68,7 +68,8 @@ describe("decodeMessagesRequest: mapping", () => {
       messages: [{ role: "user", parts: [{ type: "text", text: "Hello" }] }],
       maxOutputTokens: 4096,
       stop: [],
-      tools: []
+      tools: [],
+      anthropic: { betas: [], inlineSystem: false }
     })
     expect(route).toEqual({})
     expect(stream).toBe(false)
@@ -149,7 +150,8 @@ describe("decodeMessagesRequest: mapping", () => {
       toolChoice: { type: "required" },
       parallelToolCalls: false,
       // 2000 of 8000 is 25%: the closest bucket is low (20%).
-      reasoning: { effort: "low", budgetTokens: 2000, exclude: false }
+      reasoning: { effort: "low", budgetTokens: 2000, exclude: false },
+      anthropic: { betas: [], inlineSystem: false }
     })
   })
 
@@ -207,9 +209,12 @@ describe("decodeMessagesRequest: mapping", () => {
     expect(decoded({ ...base, thinking: { type: "adaptive", display: "summarized" } }).chat.reasoning?.exclude).toBe(false)
   })
 
-  it("accepts and drops harmless fields; null for a refused field means none", () => {
-    const { chat } = decoded({ ...base, service_tier: "standard_only", speed: "fast", diagnostics: { previous_message_id: "m" }, container: null })
+  it("accepts and drops harmless fields, naming them; null for a refused field means none", () => {
+    const { chat, dropped } = decoded({ ...base, service_tier: "standard_only", speed: "fast", diagnostics: { previous_message_id: "m" }, container: null })
     expect(chat).toEqual(decoded(base).chat)
+    expect(dropped).toEqual(["service_tier", "speed", "diagnostics"])
+    expect(decoded({ ...base, tool_choice: { type: "auto" } }).dropped).toEqual(["tool_choice"])
+    expect(decoded(base).dropped).toEqual([])
   })
 
   it("treats a null or empty metadata.user_id as no end user; tool_use caller is dropped", () => {
@@ -232,7 +237,7 @@ describe("decodeMessagesRequest: schema refusals (validation_error)", () => {
     ["max_tokens not an integer", { ...base, max_tokens: 1.5 }, "max_tokens"],
     ["missing messages", { max_tokens: 10 }, "messages"],
     ["empty messages", { ...base, messages: [] }, "messages"],
-    ["a system role inside messages", { ...base, messages: [{ role: "system", content: "x" }] }, "messages.0.role"],
+    ["an extra field on a system turn", { ...base, messages: [user("x"), { role: "system", content: "y", name: "ops" }] }, "messages.1.name"],
     ["an extra field on a message", { ...base, messages: [{ role: "user", content: "x", name: "bob" }] }, "messages.0.name"],
     ["an unknown top-level field", { ...base, frequency_penalty: 1 }, "frequency_penalty"],
     ["an extra field on a text block", { ...base, messages: [user([{ type: "text", text: "x", lang: "en" }])] }, "messages.0.content.0.lang"],
@@ -266,8 +271,8 @@ describe("decodeMessagesRequest: schema refusals (validation_error)", () => {
     ["image", "user", /"image" is not supported/],
     ["document", "user", /"document" is not supported/],
     ["server_tool_use", "assistant", /"server_tool_use" is not supported/],
-    ["thinking", "assistant", /strip it/],
-    ["redacted_thinking", "assistant", /strip it/],
+    ["thinking", "user", /belongs in an assistant turn/],
+    ["redacted_thinking", "user", /belongs in an assistant turn/],
     ["tool_use", "user", /belongs in an assistant turn/],
     ["tool_result", "assistant", /belongs in a user turn/]
   ])("refuses a %s block in a %s turn, naming its type", (type, role, message) => {
@@ -304,10 +309,6 @@ describe("decodeMessagesRequest: refusals after parsing (invalid_request_error)"
   it.each([
     ["container", "cntr_1"],
     ["mcp_servers", [{ type: "url", url: "https://x", name: "x" }]],
-    ["context_management", { edits: [] }],
-    ["output_config", { format: { type: "json_schema", schema: {} } }],
-    ["output_format", { type: "json_schema", schema: {} }],
-    ["cache_control", { type: "ephemeral" }],
     ["inference_geo", "us"],
     ["betas", ["context-1m-2025-08-07"]]
   ])("refuses %s by name", (field, value) => expectPolicyRefusal({ ...base, [field]: value }, field, new RegExp(`^${field} is not supported`)))
@@ -322,23 +323,23 @@ describe("decodeMessagesRequest: refusals after parsing (invalid_request_error)"
     expectPolicyRefusal({ ...base, tools: [{ name: "f", input_schema: { type: "object" } }], tool_choice: { type: "tool", name: "g" } }, "tool_choice.name")
   })
 
-  it("refuses cache_control on an empty text block, on a tool_result block and on a tool_use block", () => {
+  it("refuses cache_control on an empty text block, wherever it stands", () => {
     const mark = { type: "ephemeral" }
     expectPolicyRefusal({ ...base, messages: [user([{ type: "text", text: "", cache_control: mark }])] }, "messages.0.content.0.cache_control", /empty/)
     expectPolicyRefusal({ ...base, system: [{ type: "text", text: "", cache_control: mark }] }, "system.0.cache_control")
     expectPolicyRefusal(
-      { ...base, messages: [user([{ type: "tool_result", tool_use_id: "t", content: "r", cache_control: mark }])] },
-      "messages.0.content.0.cache_control",
-      /tool_result block itself/
-    )
-    expectPolicyRefusal(
       { ...base, messages: [user([{ type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: "", cache_control: mark }] }])] },
       "messages.0.content.0.content.0.cache_control"
     )
-    expectPolicyRefusal(
-      { ...base, messages: [user("x"), { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: {}, cache_control: mark }] }] },
-      "messages.1.content.0.cache_control"
-    )
+  })
+
+  it("refuses a system turn that opens messages (the top-level system field is for that)", () => {
+    expectPolicyRefusal({ ...base, messages: [{ role: "system", content: "x" }, user("y")] }, "messages.0.role", /top-level system/)
+  })
+
+  it("refuses output_format beside output_config.format", () => {
+    const format = { type: "json_schema", schema: { type: "object" } }
+    expectPolicyRefusal({ ...base, output_format: format, output_config: { format } }, "output_format")
   })
 })
 
@@ -580,9 +581,22 @@ describe("makeMessagesStream", () => {
     expect(frames[3]!.data.delta).toStrictEqual({ stop_reason: "end_turn", stop_sequence: null })
   })
 
-  it("drops a signature no thinking text carries", () => {
+  it("carries a signature whose text was withheld in an empty thinking block, before the text", () => {
     const frames = framesOf(renderAll([{ type: "start" }, { type: "reasoning_signature", signature: "s" }, { type: "text_delta", text: "x" }]))
-    expect(frames.some((f) => f.data.delta?.type === "signature_delta")).toBe(false)
+    expect(frames.map((f) => f.event)).toEqual([
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop"
+    ])
+    expect(frames[1]!.data.content_block).toStrictEqual({ type: "thinking", thinking: "", signature: "" })
+    expect(frames[2]!.data.delta).toStrictEqual({ type: "signature_delta", signature: "s" })
+    expect(frames[4]!.data.content_block).toStrictEqual({ type: "text", text: "" })
   })
 
   it("writes an interruption as an error event and closes nothing", () => {

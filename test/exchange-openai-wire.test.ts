@@ -740,8 +740,8 @@ describe("usage buckets sum to the vendor's whole input", () => {
     ["DeepSeek with cached_tokens null", { prompt_tokens: 100, prompt_tokens_details: { cached_tokens: null }, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64],
     ["DeepSeek with cached_tokens 0 beside the hit count", { prompt_tokens: 100, prompt_tokens_details: { cached_tokens: 0 }, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64],
     ["DeepSeek hit + miss without prompt_tokens", { prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, 100, 64]
-  ] as const)("%s", (_name, usage, total, cacheRead) => {
-    const mapped = usageOf(usage)
+  ] as const)("%s", (name, usage, total, cacheRead) => {
+    const mapped = usageOf(usage, name.startsWith("DeepSeek") ? "deepseek" : "openai")
     expect(sum(mapped)).toBe(total)
     expect(mapped.cacheRead).toBe(cacheRead)
   })
@@ -764,7 +764,7 @@ describe("parsing vendor replies", () => {
       },
       service_tier: "default",
       system_fingerprint: null
-    })
+    }, "openai")
     expect(events).toEqual(
       Either.right([
         { type: "start", upstreamId: "chatcmpl-1" },
@@ -801,7 +801,7 @@ describe("parsing vendor replies", () => {
         prompt_cache_miss_tokens: 36,
         completion_tokens_details: { reasoning_tokens: 20 }
       }
-    })
+    }, "deepseek")
     expect(events).toEqual(
       Either.right([
         { type: "start", upstreamId: "ds-1" },
@@ -831,7 +831,7 @@ describe("parsing vendor replies", () => {
         }
       ],
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
-    })
+    }, "mistralai")
     expect(events).toEqual(
       Either.right([
         { type: "start", upstreamId: "m-1" },
@@ -844,16 +844,16 @@ describe("parsing vendor replies", () => {
   })
 
   it("fails with a protocol error on an undecodable body or an error object", () => {
-    const notAReply = parseOpenaiChatResponse({ choices: "none" })
+    const notAReply = parseOpenaiChatResponse({ choices: "none" }, "openai")
     expect(Either.isLeft(notAReply) && notAReply.left).toBeInstanceOf(UpstreamProtocolError)
-    const noChoices = parseOpenaiChatResponse({ id: "x", choices: [] })
+    const noChoices = parseOpenaiChatResponse({ id: "x", choices: [] }, "openai")
     expect(Either.isLeft(noChoices)).toBe(true)
-    const error = parseOpenaiChatResponse({ error: { message: "overloaded", type: "server_error", code: 503 } })
+    const error = parseOpenaiChatResponse({ error: { message: "overloaded", type: "server_error", code: 503 } }, "openai")
     expect(error).toEqual(Either.left(new UpstreamProtocolError({ message: "server_error: 503: overloaded", status: 503 })))
   })
 
   it("reads an OpenAI stream: role chunk, content, tool calls, finish, then the usage chunk", () => {
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("openai")
     const chunk = (choices: unknown, usage: unknown = null) =>
       JSON.stringify({ id: "chatcmpl-9", object: "chat.completion.chunk", created: 1, model: "gpt-5.5", system_fingerprint: "fp", choices, usage })
     const payloads = [
@@ -879,7 +879,7 @@ describe("parsing vendor replies", () => {
   })
 
   it("reads a DeepSeek stream with reasoning_content and cache counts", () => {
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("deepseek")
     const chunk = (delta: unknown, finish: string | null = null, usage: unknown = null) =>
       JSON.stringify({ id: "ds-9", object: "chat.completion.chunk", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage })
     const events = [
@@ -906,7 +906,7 @@ describe("parsing vendor replies", () => {
   })
 
   it("reads OpenRouter-style reasoning and Moonshot's usage inside the choice", () => {
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("moonshotai")
     const events = [
       JSON.stringify({ id: "o", choices: [{ index: 0, delta: { reasoning: "r" } }] }),
       JSON.stringify({ id: "o", choices: [{ index: 0, delta: {}, finish_reason: "stop", usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }] })
@@ -920,7 +920,7 @@ describe("parsing vendor replies", () => {
   })
 
   it("numbers tool calls by the vendor's index, and gives a reused index with a new id a fresh one", () => {
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("openai")
     const call = (index: number, id: string) =>
       JSON.stringify({ id: "x", choices: [{ index: 0, delta: { tool_calls: [{ index, id, type: "function", function: { name: id, arguments: "{}" } }] } }] })
     const events = [call(0, "a"), call(0, "b"), call(1, "c")].flatMap((p) => Either.getOrThrow(parse(p)))
@@ -932,13 +932,13 @@ describe("parsing vendor replies", () => {
   })
 
   it("fails on an error chunk, a broken-off finish, and a payload that is not JSON", () => {
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("openai")
     expect(parse("")).toEqual(Either.right([]))
     expect(parse("[DONE]")).toEqual(Either.right([]))
     expect(parse('{"error":{"message":"rate limited","type":"rate_limit_error","code":"429"}}')).toEqual(
       Either.left(new UpstreamStreamError({ message: "rate_limit_error: 429: rate limited", status: 429 }))
     )
-    const broke = makeOpenaiChatStreamParser()(JSON.stringify({ id: "d", choices: [{ index: 0, delta: {}, finish_reason: "insufficient_system_resource" }] }))
+    const broke = makeOpenaiChatStreamParser("openai")(JSON.stringify({ id: "d", choices: [{ index: 0, delta: {}, finish_reason: "insufficient_system_resource" }] }))
     expect(Either.isLeft(broke) && broke.left).toBeInstanceOf(UpstreamStreamError)
     const garbage = parse("{not json")
     expect(Either.isLeft(garbage) && garbage.left).toBeInstanceOf(UpstreamProtocolError)
@@ -948,7 +948,7 @@ describe("parsing vendor replies", () => {
 describe("round trip: what we render is itself OpenAI-compatible", () => {
   it("our stream, fed to the upstream parser, gives the same events back", () => {
     const sse = render(replyEvents)
-    const parse = makeOpenaiChatStreamParser()
+    const parse = makeOpenaiChatStreamParser("openai")
     const back = payloadsOf(sse).flatMap((p) => Either.getOrThrow(parse(p)))
     // What our stream carries: the id is ours, the signature has no place, usage is written once at the end.
     const expected = [
@@ -961,13 +961,13 @@ describe("round trip: what we render is itself OpenAI-compatible", () => {
 
   it("our interruption frame is a stream error to the upstream parser", () => {
     const text = makeChatCompletionStream(meta).interrupted({ code: "stream_interrupted", message: "gone" })
-    const parsed = makeOpenaiChatStreamParser()(payloadsOf(text)[0]!)
+    const parsed = makeOpenaiChatStreamParser("openai")(payloadsOf(text)[0]!)
     expect(Either.isLeft(parsed) && parsed.left).toBeInstanceOf(UpstreamStreamError)
   })
 
   it("our whole reply, fed to the upstream parser, folds to the same result", () => {
     const result = { ...foldEvents(replyEvents), reasoningSignature: null, usage: finalUsage }
-    const back = Either.getOrThrow(parseOpenaiChatResponse(renderChatCompletion(result, meta, bill)))
+    const back = Either.getOrThrow(parseOpenaiChatResponse(renderChatCompletion(result, meta, bill), "openai"))
     expect(foldEvents(back)).toEqual(result)
   })
 })

@@ -108,12 +108,15 @@ describe("INFERENCE_FAST_PATH", () => {
     expect(JSON.parse(refused.body).error.code).toBe("invalid_api_key")
   })
 
-  it("leaves to the stack what it does not take: other methods and paths, browsers, bodies not JSON or unsized, no token", () => {
+  it("leaves to the stack what it does not take: other methods and paths, browsers, bodies not JSON or unsized, no token; a query does not count", () => {
     const head = { "content-type": "application/json", "content-length": "10", authorization: "Bearer ct_live_x" }
     expect(takenByRoute("POST", "/v1/chat/completions", head)).toEqual({ format: "chat", token: "ct_live_x" })
     expect(takenByRoute("POST", "/v1/messages", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toEqual({ format: "messages", token: "ct_live_y" })
     expect(takenByRoute("GET", "/v1/chat/completions", head)).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions?x=1", head)).toBeUndefined()
+    // A query string does not change the route (Claude Code posts to /v1/messages?beta=true); the path must match whole.
+    expect(takenByRoute("POST", "/v1/messages?beta=true", head)).toEqual({ format: "messages", token: "ct_live_x" })
+    expect(takenByRoute("POST", "/v1/chat/completions/?x=1", head)).toBeUndefined()
+    expect(takenByRoute("POST", "/v1/messages/count_tokens?beta=true", head)).toBeUndefined()
     expect(takenByRoute("POST", "/v1/models", head)).toBeUndefined()
     expect(takenByRoute("POST", "/v1/chat/completions", { ...head, origin: "https://example.com" })).toBeUndefined()
     expect(takenByRoute("POST", "/v1/chat/completions", { ...head, "content-type": "text/plain" })).toBeUndefined()

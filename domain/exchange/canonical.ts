@@ -20,11 +20,24 @@ export interface ToolCall {
   readonly id: string
   readonly name: string
   readonly arguments: string
+  /** A breakpoint on the replayed call (Anthropic takes one on a tool_use block; other vendors drop it). */
+  readonly cache?: CacheMark | undefined
 }
+
+/**
+ * A reasoning block of an earlier assistant turn as its vendor issued it, replayed by the client: Anthropic's
+ * `thinking` (text plus the signature that proves it) or `redacted_thinking` (opaque). Only the vendor that signed it
+ * takes it back; the others get the text as their own reasoning continuity, where they have one.
+ */
+export type ReasoningBlock =
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | { readonly type: "redacted_thinking"; readonly data: string }
 
 export interface SystemMessage {
   readonly role: "system"
   readonly parts: ReadonlyArray<TextPart>
+  /** A per-turn system message's effort from that turn on (Anthropic's per-turn control), as sent. */
+  readonly turnEffort?: string | undefined
 }
 
 export interface UserMessage {
@@ -38,6 +51,8 @@ export interface AssistantMessage {
   readonly toolCalls: ReadonlyArray<ToolCall>
   /** Reasoning text of an earlier turn, replayed to vendors that require it (a chat request's `reasoning` field). */
   readonly reasoning?: string | undefined
+  /** The turn's signed reasoning blocks as the client replayed them (Messages); they precede the turn's content. */
+  readonly reasoningBlocks?: ReadonlyArray<ReasoningBlock> | undefined
 }
 
 /** The result of one tool call, answering `toolCallId`. */
@@ -46,6 +61,8 @@ export interface ToolMessage {
   readonly toolCallId: string
   readonly parts: ReadonlyArray<TextPart>
   readonly isError?: boolean | undefined
+  /** A breakpoint on the result block itself (Anthropic takes it there; other vendors drop it). */
+  readonly cache?: CacheMark | undefined
 }
 
 export type CanonicalMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage
@@ -56,6 +73,18 @@ export interface ToolDefinition {
   /** A JSON Schema object. */
   readonly parameters: { readonly [key: string]: unknown }
   readonly cache?: CacheMark | undefined
+  /**
+   * Anthropic's tool fields beyond the definition (`defer_loading`, `input_examples`, `strict`,
+   * `eager_input_streaming`), as the client sent them: forwarded to Anthropic, dropped (and named) elsewhere.
+   */
+  readonly anthropicFields?: AnthropicToolFields | undefined
+}
+
+export interface AnthropicToolFields {
+  readonly defer_loading?: boolean
+  readonly input_examples?: ReadonlyArray<{ readonly [key: string]: unknown }>
+  readonly strict?: boolean
+  readonly eager_input_streaming?: boolean
 }
 
 export type ToolChoice =
@@ -111,6 +140,28 @@ export interface ChatRequest {
   readonly reasoning?: ReasoningRequest | null | undefined
   /** The HMAC fingerprint of the caller's end user (`user` / `metadata.user_id`); absent when none or no key. */
   readonly userFingerprint?: string | undefined
+  /** Fields of Anthropic's own clients that only Anthropic takes as they are (Messages requests only). */
+  readonly anthropic?: AnthropicPassthrough | undefined
+}
+
+/**
+ * What an Anthropic client sent that only Anthropic takes as it is (DESIGN.md section 10, "Agents' dialects"): passed
+ * through untouched when an Anthropic model serves the request, otherwise translated where the canonical request
+ * already carries its meaning (adaptive thinking's effort, `display`) and dropped, by name, where nothing does.
+ */
+export interface AnthropicPassthrough {
+  /** The `anthropic-beta` header's values, in order. */
+  readonly betas: ReadonlyArray<string>
+  /** `context_management` (server-side context editing), as sent. */
+  readonly contextManagement?: { readonly [key: string]: unknown } | undefined
+  /** The top-level `cache_control` (automatic breakpoint placement), as sent. */
+  readonly cacheControl?: { readonly [key: string]: unknown } | undefined
+  /** `output_config.effort` as sent (Anthropic has levels beyond the canonical three, such as `max`). */
+  readonly effort?: string | undefined
+  /** `thinking.display` as sent. */
+  readonly thinkingDisplay?: "summarized" | "omitted" | undefined
+  /** System turns inside `messages` stay where they are (Anthropic's per-turn system messages) instead of hoisted. */
+  readonly inlineSystem: boolean
 }
 
 /** How the request asks to be routed (the exchange's extensions and the `model` field). */

@@ -13,6 +13,7 @@ import { Cause, Clock, Deferred, Effect, FiberSet, LogLevel, Option, Stream } fr
 import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
+import { droppedParameters } from "../../domain/exchange/droppedParameters.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
 import { AllKeysExhausted, type InsufficientBalance, InternalError, RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
@@ -42,6 +43,8 @@ export interface RouteFacts {
   readonly rate: RateLimitDecision | undefined
   /** What the key's caps leave (its live holds counted), in wei, or "unlimited". */
   readonly keyRemaining: { readonly daily: string; readonly monthly: string }
+  /** What the request asked for that the serving upstream did not get (domain/exchange/droppedParameters.ts). */
+  readonly dropped: ReadonlyArray<string>
 }
 
 export interface SettledReply {
@@ -82,7 +85,11 @@ const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toSt
 /** wei as a decimal number of credits (for `x_credits_*`; the exact figures are the X-Compute-* headers). */
 const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
 
-const isReasoning = (event: ChatEvent) => event.type === "reasoning_delta" || event.type === "reasoning_signature"
+/**
+ * What `exclude` withholds: the reasoning text. The signature stays, so a Messages client can replay the (empty)
+ * thinking block Anthropic requires before a tool_use when thinking is on, as Anthropic's own `display: "omitted"`.
+ */
+const isReasoningText = (event: ChatEvent) => event.type === "reasoning_delta"
 
 /** A hold: `settled` once the settlement closed it; the release then has nothing to give back. */
 interface Hold {
@@ -283,7 +290,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             strategy: planned.plan.chooser === "pin" && planned.pin?.modelKey === served.model.key ? "sticky" : "failover",
             chooser: planned.plan.chooser,
             rate,
-            keyRemaining: remaining
+            keyRemaining: remaining,
+            dropped: [...(call.dropped ?? []), ...droppedParameters(planned.chat, served.model.provider.format, served.model.vendor)]
           })
           const context = { attempts, createdAt, rate }
           const excludesReasoning = planned.chat.reasoning?.exclude === true
@@ -291,7 +299,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           if (served.reply._tag === "Whole") {
             // Read and parsed whole inside the call: its events are folded as they are, no stream in between.
             const events = served.reply.events
-            const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoning(e)) : events)
+            const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoningText(e)) : events)
             const settled = yield* settle(call, planned, hold, served, context, result, true)
             const route = routeFacts(yield* keyRemaining(call.apiKey))
             return yield* Deferred.succeed(reply, { _tag: "Whole", meta, route, result, settled })
@@ -299,7 +307,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
 
           const relay = yield* relayStream({
             upstream: served.reply.events,
-            withheld: (event) => excludesReasoning && isReasoning(event),
+            withheld: (event) => excludesReasoning && isReasoningText(event),
             drainTimeoutMs: config.exchange.drainTimeoutMs
           })
           const settledReply = yield* Deferred.make<SettledReply>()

@@ -18,7 +18,7 @@ import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { AutoRouter, type Pin } from "./AutoRouter.ts"
 import { Headroom } from "./Headroom.ts"
-import { makeInputEstimator } from "./inputEstimate.ts"
+import { type KeyChooser, makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 
 export type InboundFormat = "chat" | "messages"
@@ -32,6 +32,8 @@ export interface InferenceCall {
   readonly endUser: string | undefined
   /** An API key or an app grant (services/accounts/Credentials.ts); a grant's id is recorded where a key's goes. */
   readonly apiKey: Credential
+  /** Fields the inbound format accepted and dropped whatever serves the request (X-Dropped-Parameters). */
+  readonly dropped?: ReadonlyArray<string> | undefined
 }
 
 export interface PlannedRequest {
@@ -137,6 +139,40 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
       } satisfies PlannedRequest
     })
 
-    return { plan, routable } as const
+    /**
+     * The input count a send of this request would hold for (SPEC "Billing" 4): the vendor's counter where it publishes
+     * one, with a key its pool admits now (`keyOf`), else the local estimate; for `auto` and fallback lists, the
+     * costliest candidate's count as the hold takes it. The model checks of a send apply; its window and budget checks
+     * do not (a count answers for any input).
+     */
+    const countInput = Effect.fn("RequestPlanner.countInput")(function* (
+      call: Pick<InferenceCall, "chat" | "route" | "format" | "apiKey">,
+      keyOf: KeyChooser
+    ) {
+      const { snap, catalog } = yield* routable
+      const planned = yield* planCandidates(catalog, call.route, call.chat, call.apiKey.allowedModels, call.format)
+      const input = makeInputEstimator(call.chat, providers.tokenRatio)
+      const outputTokens = estimateOutputTokens(call.chat)
+      const peg = snap.inputs.pegUsd18
+      const now = yield* Clock.currentTimeMillis
+      const chosen = planned.auto
+        ? yield* autoRouter.choose({
+          plan: planned,
+          hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
+          price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
+          bias: call.route.routingBias
+        })
+        : planned
+      if (chosen.candidates.length === 0) {
+        return yield* new ServiceUnavailable({ message: "No model has capacity for this request right now; retry shortly." })
+      }
+      yield* input.countWithVendors(chosen.candidates, keyOf)
+      const costliest = chosen.candidates.reduce((top, m) =>
+        holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg) > holdWei(top.listing.price, { inputTokens: input.of(top), outputTokens }, peg) ? m : top
+      )
+      return input.of(costliest)
+    })
+
+    return { plan, routable, countInput } as const
   })
 }) {}

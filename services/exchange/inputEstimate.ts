@@ -12,6 +12,7 @@
 import { Duration, Effect } from "effect"
 import type { ChatRequest } from "../../domain/exchange/canonical.ts"
 import { boundInputTokensO200k, estimateInputTokens, scaleByRatio } from "../../domain/exchange/estimate.ts"
+import type { UpstreamKey } from "../../domain/exchange/providers.ts"
 import type { RoutableModel } from "../../domain/exchange/routing.ts"
 import { adapterFor } from "./providers/index.ts"
 
@@ -26,9 +27,17 @@ export interface InputEstimator {
   readonly upTo: (model: RoutableModel, limit: number) => number
   /** The input's byte bound before any vendor's ratio. */
   readonly boundO200k: number
-  /** Asks the vendors' counters for these candidates (in parallel), where they publish one. */
-  readonly countWithVendors: (models: ReadonlyArray<RoutableModel>) => Effect.Effect<void>
+  /**
+   * Asks the vendors' counters for these candidates (in parallel), where they publish one, with the key `keyOf`
+   * gives (default: the provider's first; none given: the local count stands).
+   */
+  readonly countWithVendors: (models: ReadonlyArray<RoutableModel>, keyOf?: KeyChooser) => Effect.Effect<void>
 }
+
+/** Which of a provider's keys a count is made with; undefined when none may be used now. */
+export type KeyChooser = (model: RoutableModel) => Effect.Effect<UpstreamKey | undefined>
+
+const firstKey: KeyChooser = (model) => Effect.succeed(model.provider.keys[0])
 
 export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: string) => number): InputEstimator => {
   const local = new Map<string, number>()
@@ -50,7 +59,7 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
       return upper <= limit ? upper : of(model)
     },
     boundO200k,
-    countWithVendors: (models) =>
+    countWithVendors: (models, keyOf = firstKey) =>
       Effect.forEach(
         models.flatMap((model) => {
           // Only formats whose vendor publishes a counter have one (not the OpenAI-shaped ones).
@@ -58,17 +67,20 @@ export const makeInputEstimator = (chat: ChatRequest, tokenRatio: (vendor: strin
           return countTokens !== undefined && !counted.has(model.key) && model.provider.keys.length > 0 ? [{ model, countTokens }] : []
         }),
         ({ countTokens, model }) =>
-          countTokens(chat, {
-            provider: model.provider,
-            key: model.provider.keys[0]!,
-            upstreamModel: model.card.sdkId,
-            traits: model.traits,
-            firstByteTimeoutMs: Duration.toMillis(COUNT_TIMEOUT)
-          }).pipe(
-            Effect.timeout(COUNT_TIMEOUT),
-            Effect.tap((n) => Effect.sync(() => counted.set(model.key, n))),
-            Effect.catchAll((failure) => Effect.logDebug("a vendor's token counter failed; using the local estimate", failure))
-          ),
+          Effect.flatMap(keyOf(model), (key) =>
+            key === undefined
+              ? Effect.void
+              : countTokens(chat, {
+                provider: model.provider,
+                key,
+                upstreamModel: model.card.sdkId,
+                traits: model.traits,
+                firstByteTimeoutMs: Duration.toMillis(COUNT_TIMEOUT)
+              }).pipe(
+                Effect.timeout(COUNT_TIMEOUT),
+                Effect.tap((n) => Effect.sync(() => counted.set(model.key, n))),
+                Effect.catchAll((failure) => Effect.logDebug("a vendor's token counter failed; using the local estimate", failure))
+              )),
         { concurrency: "unbounded", discard: true }
       )
   }

@@ -1,7 +1,8 @@
 /**
  * DESIGN.md section 12: the named rate-limit policies. SPEC "Limits", oracle request rate: per client address, three budgets at once — 120 per minute (a token
  * bucket: bursts of up to 120, refilled one every 500 ms), 5 per second and 20 per 10 seconds (fixed windows).
- * The estimate endpoint: 10 per second per address. Inference: INFERENCE_RATE_LIMIT_PER_MINUTE per API key.
+ * The estimate endpoint: 10 per second per address. Inference: INFERENCE_RATE_LIMIT_PER_MINUTE per API key, and
+ * token counting (`/v1/messages/count_tokens`) as many again per key, counted apart.
  * A request is refused when any of them is spent. Every answer describes the tightest budget: the one with
  * the fewest requests left, on a tie the one that resets last.
  *
@@ -69,7 +70,7 @@ export const tightest = <S extends { readonly remaining: number; readonly resetA
     undefined
   )
 
-export type RateLimitPolicy = "oracle" | "estimate" | "inference"
+export type RateLimitPolicy = "oracle" | "estimate" | "inference" | "tokenCount"
 
 /** SPEC "Limits": the estimate endpoint takes 10 requests per second per source IP. */
 export const ESTIMATE_PER_SECOND = 10
@@ -90,7 +91,9 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
       ],
       estimate: [{ name: "1s", limit: ESTIMATE_PER_SECOND, windowMs: 1_000, algorithm: "fixed-window" }],
       // Per API key: INFERENCE_RATE_LIMIT_PER_MINUTE, bursts up to it.
-      inference: [{ name: "1m", limit: config.inferencePerMinute, windowMs: 60_000, algorithm: "token-bucket" }]
+      inference: [{ name: "1m", limit: config.inferencePerMinute, windowMs: 60_000, algorithm: "token-bucket" }],
+      // Per API key, a budget of its own of the same size: counting is free, but each count may reach a vendor.
+      tokenCount: [{ name: "1m", limit: config.inferencePerMinute, windowMs: 60_000, algorithm: "token-bucket" }]
     }
 
     const reportStoreFailure = (error: RateLimiter.RateLimitStoreError) =>

@@ -53,6 +53,16 @@ const MessagesBody = Schema.Struct({ model: Schema.optional(Schema.String), max_
   description: "The Anthropic messages request. Extensions: `models` (ordered fallback list, 1-8 ids), `routing_bias` (only with `auto`)."
 })
 
+const CountTokensBody = Schema.Struct({ model: Schema.optional(Schema.String), messages: Schema.Array(Schema.Unknown) }).annotations({
+  identifier: "CountTokensRequest",
+  description: "The prompt of a messages request (`model`, `messages`, `system`, `tools`, `tool_choice`, `thinking`, ...); `max_tokens` optional."
+})
+
+/** Anthropic's answer shape (`MessageTokensCount`). */
+export const MessageTokensCount = Schema.Struct({
+  input_tokens: Schema.Int.annotations({ description: "The input count a send would reserve for" })
+}).annotations({ identifier: "MessageTokensCount" })
+
 export class ChatGroup extends HttpApiGroup.make("chat")
   .add(
       HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
@@ -101,6 +111,24 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
             "`input_json_delta`), `content_block_stop`, `message_delta` (`stop_reason`, `stop_sequence`, `usage`, `x_credits_*`), `message_stop`. " +
             "An upstream failure after the first byte ends the stream with an `error` event of code `stream_interrupted`."
         )
+  )
+  .add(
+    HttpApiEndpoint.post("countTokens", "/v1/messages/count_tokens")
+      .setPayload(CountTokensBody)
+      .addSuccess(MessageTokensCount)
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(ModelRestricted))
+      .addError(errorWire(Forbidden))
+      .addError(errorWire(RateLimited))
+      .addError(errorWire(ServiceUnavailable))
+      .addError(errorWire(InternalError))
+      .annotate(OpenApi.Summary, "Count a messages request's input tokens (free, never billed)")
+      .annotate(
+        OpenApi.Description,
+        "The input count a send of the same request would reserve for: the model's vendor's own counter where it publishes " +
+          "one, else the exchange's estimate; for `auto` and `models[]`, the costliest candidate's. `max_tokens` is optional. " +
+          "Rate-limited per key, apart from the sends."
+      )
   )
   .middleware(MessagesKeyAuth)
   .annotate(OpenApi.Title, "Messages") {}

@@ -5,11 +5,13 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import { ValidationFailed } from "../../domain/errors.ts"
-import { Credentials } from "../../services/accounts/Credentials.ts"
+import { Credentials, requireScope } from "../../services/accounts/Credentials.ts"
+import { betasOf, decodeCountTokensRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
 import { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
+import { TokenCounter } from "../../services/exchange/TokenCounter.ts"
 import { Quotes } from "../../services/exchange/Quotes.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
-import { MessagesKeyAuth } from "../api/ExchangeApi.ts"
+import { MessagesKeyAuth, MessageTokensCount } from "../api/ExchangeApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
 import { answerInference, type InferenceResponse } from "../http/inference.ts"
@@ -46,10 +48,31 @@ const MessagesKeyAuthLive = Layer.effect(
   })
 )
 
+const encodeCount = HttpServerResponse.schemaJson(MessageTokensCount)
+
 export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (handlers) =>
-  handlers.handleRaw("messages", () =>
-    Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference("messages", apiKey, jsonBody), respond))
-  )
+  Effect.gen(function* () {
+    const counter = yield* TokenCounter
+    return handlers
+      .handleRaw("messages", () =>
+        Effect.gen(function* () {
+          const apiKey = yield* CurrentCredential
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return respond(yield* answerInference("messages", apiKey, jsonBody, { anthropicBeta: request.headers["anthropic-beta"] }))
+        })
+      )
+      .handleRaw("countTokens", () =>
+        Effect.gen(function* () {
+          const apiKey = yield* CurrentCredential
+          // As the send: a credential that may not spend learns so whatever it sent.
+          yield* requireScope(apiKey, "account:act")
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const decoded = yield* Effect.flatMap(jsonBody, (json) => decodeCountTokensRequest(json, betasOf(request.headers["anthropic-beta"])))
+          const inputTokens = yield* counter.count({ ...decoded, format: "messages", apiKey })
+          return yield* Effect.orDie(encodeCount({ input_tokens: inputTokens }))
+        })
+      )
+  })
 ).pipe(Layer.provide(MessagesKeyAuthLive))
 
 export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handlers) =>

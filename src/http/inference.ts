@@ -7,7 +7,7 @@
  */
 import { Effect, type Stream } from "effect"
 import type { ValidationFailed } from "../../domain/errors.ts"
-import { decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
+import { betasOf, decodeMessagesRequest } from "../../domain/exchange/translate/anthropicInbound.ts"
 import { renderMessage } from "../../domain/exchange/translate/anthropicRender.ts"
 import { decodeChatCompletionsRequest, renderChatCompletion } from "../../domain/exchange/translate/openaiChatInbound.ts"
 import { type Credential, requireScope } from "../../services/accounts/Credentials.ts"
@@ -19,7 +19,15 @@ export type InferenceResponse =
   | { readonly _tag: "Whole"; readonly headers: Readonly<Record<string, string>>; readonly json: string }
   | { readonly _tag: "Stream"; readonly headers: Readonly<Record<string, string>>; readonly frames: Stream.Stream<string> }
 
-const decoders = { chat: decodeChatCompletionsRequest, messages: decodeMessagesRequest } as const
+/** What the request's head adds to its body: Anthropic clients name their betas in a header. */
+export interface InferenceHead {
+  readonly anthropicBeta?: string | ReadonlyArray<string> | undefined
+}
+
+const decoders = {
+  chat: (json: unknown, _head: InferenceHead) => decodeChatCompletionsRequest(json),
+  messages: (json: unknown, head: InferenceHead) => decodeMessagesRequest(json, betasOf(head.anthropicBeta))
+} as const
 
 /** SPEC "Response headers": the routing decision, the key's rate and caps. */
 export const routeHeaders = (route: RouteFacts): Record<string, string> => {
@@ -35,6 +43,7 @@ export const routeHeaders = (route: RouteFacts): Record<string, string> => {
     "x-key-monthly-remaining": route.keyRemaining.monthly
   }
   if (route.chooser !== undefined) headers["x-model-chooser"] = route.chooser
+  if (route.dropped.length > 0) headers["x-dropped-parameters"] = route.dropped.join(", ")
   if (route.rate !== undefined) Object.assign(headers, rateLimitHeaders(route.rate))
   return headers
 }
@@ -63,10 +72,15 @@ export const renderReply = (format: InboundFormat, reply: Reply): InferenceRespo
  * The request, from its credential to its reply. `body` is read only once the credential may spend, so a read-only
  * grant learns what it lacks whatever it sent.
  */
-export const answerInference = <E, R>(format: InboundFormat, credential: Credential, body: Effect.Effect<unknown, E | ValidationFailed, R>) =>
+export const answerInference = <E, R>(
+  format: InboundFormat,
+  credential: Credential,
+  body: Effect.Effect<unknown, E | ValidationFailed, R>,
+  head: InferenceHead = {}
+) =>
   Effect.gen(function* () {
     yield* requireScope(credential, "account:act")
-    const decoded = yield* Effect.flatMap(body, (json) => decoders[format](json))
+    const decoded = yield* Effect.flatMap(body, (json) => decoders[format](json, head))
     const exchange = yield* Exchange
     return renderReply(format, yield* exchange.serve({ format, ...decoded, apiKey: credential }))
   })

@@ -57,7 +57,9 @@ export const takenByRoute = (
   headers: Http.IncomingHttpHeaders
 ): { readonly format: InboundFormat; readonly token: string } | undefined => {
   if (method !== "POST" || url === undefined) return undefined
-  const format = FORMATS[url]
+  // A query string does not change the route (Claude Code sends `/v1/messages?beta=true`).
+  const query = url.indexOf("?")
+  const format = FORMATS[query < 0 ? url : url.slice(0, query)]
   if (format === undefined) return undefined
   const declared = headers["content-length"]
   if (declared === undefined || headers["transfer-encoding"] !== undefined || headers.origin !== undefined) return undefined
@@ -107,7 +109,7 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
       // The stack reads the body before its router and security middleware run: the same order here.
       const json = yield* body
       const credential = yield* Effect.flatMap(Credentials, (credentials) => credentials.authenticate(token))
-      return yield* answerInference(format, credential, Effect.succeed(json))
+      return yield* answerInference(format, credential, Effect.succeed(json), { anthropicBeta: headers["anthropic-beta"] })
     }).pipe(
       Effect.matchCauseEffect({
         onSuccess: (answer) => Effect.zipRight(write(answer, response, common), logLine(200)),

@@ -6,52 +6,63 @@
  * with every offending field in `issues`; a body that parsed but asks for something we refuse by policy is
  * `invalid_request_error` naming the one field in `param`.
  *
- * Choices, field by field (SPEC "Parameter policy": every parameter takes effect, is refused, or is dropped):
+ * What Anthropic's own API takes from its own clients is taken (DESIGN.md section 10, "Agents' dialects", which
+ * extends SPEC's V1 refusals; docs/decisions.md "Messages as Anthropic's clients send them"). Field by field:
  * - Taken: model (omitted = auto), messages, max_tokens (required positive integer, as Anthropic requires it),
  *   system, stream, tools, tool_choice, thinking, stop_sequences, metadata.user_id, temperature (0-1), top_p (0-1),
- *   top_k (positive integer), and the extensions models (1-8), routing_bias.
- * - conversation_id: TAKEN although SPEC's messages list does not name it. "Model selection" rule 4 pins
- *   conversations whatever the format, and the chat format has it; refusing it would make a pinned conversation
- *   impossible on this endpoint. A non-empty string.
- * - thinking `{type:"adaptive"}`: taken as reasoning at MEDIUM effort (budget = 50% of max_tokens, floor 1024, below
- *   max_tokens), the closest fixed request to "the model decides". `display:"omitted"` = reason but withhold the
- *   text (`exclude`); `display:"summarized"` / null is the default. `{type:"between_tools"}` and others: schema 422.
+ *   top_k (positive integer), and the extensions models (1-8), routing_bias, conversation_id (SPEC "Model selection"
+ *   rule 4 pins conversations whatever the format; refusing it would make a pinned conversation impossible here).
+ * - Anthropic's client fields, carried in `chat.anthropic` and forwarded untouched when an Anthropic model serves the
+ *   request: the `anthropic-beta` header, context_management, the top-level cache_control (automatic breakpoints),
+ *   output_config.effort, thinking.display, per-turn `system` messages (kept in place), replayed `thinking` /
+ *   `redacted_thinking` blocks with their signatures, cache_control on tool_use and tool_result blocks, and the
+ *   tools' defer_loading / input_examples / strict / eager_input_streaming. For another vendor each is translated
+ *   where the canonical request carries its meaning (adaptive thinking's effort; display "omitted" = reason but
+ *   withhold the text; replayed thinking text = the turn's reasoning, which DeepSeek takes back; per-turn system
+ *   messages stay in place where the format has system turns) and otherwise dropped and named in
+ *   X-Dropped-Parameters (domain/exchange/droppedParameters.ts).
+ * - output_config.format and output_format (structured output): the request's json_schema response format.
+ * - thinking `{type:"adaptive"}`: reasoning at output_config.effort (xhigh and max are `high` in the canonical
+ *   three; Anthropic gets the level as sent), MEDIUM when none is given; the budget for vendors that take one is the
+ *   effort's share of max_tokens (floor 1024, below max_tokens). output_config.effort without thinking changes only
+ *   Anthropic's answer: passed to Anthropic, dropped for others.
  * - tool_choice (and its disable_parallel_tool_use) without a non-empty `tools`: dropped (SPEC). A `tool` choice
  *   naming no offered tool: refused (`tool_choice.name`), as the vendor would.
- * - Dropped (accepted, no effect): service_tier, speed (capacity class, never the answer), diagnostics (asks for
- *   cache-miss explanations in the reply; the reply simply has none). A text block's `citations` and a tool_use
- *   block's `caller` (what a client replays from an earlier reply) are dropped too.
- * - Refused by name (invalid_request_error), each changes the answer or where it is made and we cannot honour it:
- *   container, mcp_servers, context_management (server-side execution and context editing), output_config and
- *   output_format (structured output / effort levels: no canonical way through the messages format), cache_control
- *   at the top level (automatic breakpoint placement: put `cache_control` on a block instead), inference_geo (a
- *   residency requirement dropped silently would be a broken promise), betas (beta features we do not run).
- *   `null` for any of them means "none" and is accepted.
+ * - Dropped (accepted, no effect): service_tier, speed (capacity class and price, never the answer), diagnostics. A
+ *   text block's `citations` and a tool_use block's `caller` (what a client replays from an earlier reply) too.
+ * - Refused by name (invalid_request_error): container, mcp_servers (code and MCP calls run on the vendor's side
+ *   and bill outside the token counts the exchange settles on), inference_geo (a residency promise we cannot keep
+ *   on every route, priced apart), betas in the body (the SDK sends betas as the header). `null` means "none".
  * - Any other top-level field, and any extra field on a message object or a content block: schema 422 naming it.
- * - Content blocks: text, tool_use (assistant turns; `input` a JSON object), tool_result (user turns, content a
- *   string or <= 50 text blocks, or absent = an empty result, as the SDK types allow). Any other type is a schema
- *   422 at `messages.N.content.M.type`; thinking / redacted_thinking say to strip them before replay (their
- *   signatures bind them to one vendor's model; we may route elsewhere).
- * - cache_control `{type:"ephemeral", ttl?:"5m"|"1h"}` on message text blocks, system text blocks, text blocks in a
- *   tool_result and tools[] entries; other type/ttl values are schema 422. Refused by policy: on a text block whose
- *   text is empty (a breakpoint over nothing), on a tool_result block itself and on a tool_use block (SPEC lists
- *   neither place).
+ * - Content blocks: text, tool_use and thinking / redacted_thinking (assistant turns), tool_result (user turns,
+ *   content a string or <= 50 text blocks, or absent), text (system turns). Any other type: schema 422.
+ * - cache_control `{type:"ephemeral", ttl?:"5m"|"1h"}` wherever Anthropic takes it: text blocks, tools, tool_use and
+ *   tool_result blocks, and the top level; other type/ttl values are schema 422. Refused by policy: on a text block
+ *   whose text is empty (a breakpoint over nothing).
  */
 import { Either } from "effect"
 import { ValidationFailed } from "../../errors.ts"
 import type {
+  AnthropicPassthrough,
+  AnthropicToolFields,
   CacheMark,
   CanonicalMessage,
   ChatRequest,
+  ReasoningBlock,
+  ReasoningEffort,
   ReasoningRequest,
+  ResponseFormat,
   RouteRequest,
   TextPart,
+  ToolCall,
   ToolChoice,
   ToolDefinition
 } from "../canonical.ts"
 import { budgetOfEffort, reconcileThinking } from "../reasoning.ts"
 import {
   type CacheControl,
+  CountTokensRequest,
+  DROPPED_FIELDS,
   type MessageParam,
   MessagesRequest,
   REFUSED_FIELDS,
@@ -70,6 +81,8 @@ export interface DecodedMessages {
   readonly stream: boolean
   /** `metadata.user_id` as sent (the exchange fingerprints it); undefined when absent or empty. */
   readonly endUser: string | undefined
+  /** Fields accepted and dropped whatever serves the request (for X-Dropped-Parameters). */
+  readonly dropped: ReadonlyArray<string>
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -79,14 +92,10 @@ const refuse = (message: string, param: string) => Either.left(new ValidationFai
 
 const refusedField = (request: MessagesRequest): Either.Either<void, ValidationFailed> => {
   const reasons: Record<(typeof REFUSED_FIELDS)[number], string> = {
-    container: "code-execution containers run on the vendor's side",
+    container: "code-execution containers run on the vendor's side and bill outside the token counts",
     mcp_servers: "MCP servers are called from the vendor's side",
-    context_management: "server-side context editing is not available through the exchange",
-    output_config: "output configuration (structured output, effort levels) is not available on /v1/messages",
-    output_format: "structured output is not available on /v1/messages",
-    cache_control: "automatic breakpoint placement is not supported; put cache_control on a text block or a tools[] entry",
     inference_geo: "the exchange cannot promise where inference runs",
-    betas: "beta features are not available through the exchange"
+    betas: "send betas as the anthropic-beta header, which the exchange forwards to Anthropic"
   }
   for (const field of REFUSED_FIELDS) {
     const value = request[field]
@@ -95,7 +104,7 @@ const refusedField = (request: MessagesRequest): Either.Either<void, ValidationF
   return Either.right(undefined)
 }
 
-/** SPEC "Prompt caching": a breakpoint needs text under it, and is not taken on tool_result / tool_use blocks. */
+/** SPEC "Prompt caching": a breakpoint needs text under it (Anthropic also takes one on tool_use / tool_result blocks). */
 const misplacedCache = (request: MessagesRequest): Either.Either<void, ValidationFailed> => {
   const emptyText = (block: TextBlockParam) => block.cache_control != null && block.text === ""
   const onEmpty = (param: string) =>
@@ -109,13 +118,7 @@ const misplacedCache = (request: MessagesRequest): Either.Either<void, Validatio
     for (const [j, block] of message.content.entries()) {
       const here = `messages.${i}.content.${j}`
       if (block.type === "text" && emptyText(block)) return onEmpty(`${here}.cache_control`)
-      if (block.type === "tool_use" && block.cache_control != null) {
-        return refuse(`cache_control is not taken on a tool_use block; put it on a text block.`, `${here}.cache_control`)
-      }
       if (block.type === "tool_result") {
-        if (block.cache_control != null) {
-          return refuse(`cache_control is not taken on the tool_result block itself; put it on a text block inside its content.`, `${here}.cache_control`)
-        }
         if (typeof block.content !== "string") {
           const at = block.content?.findIndex(emptyText) ?? -1
           if (at >= 0) return onEmpty(`${here}.content.${at}.cache_control`)
@@ -126,18 +129,24 @@ const misplacedCache = (request: MessagesRequest): Either.Either<void, Validatio
   return Either.right(undefined)
 }
 
+/** Anthropic's effort levels in the canonical three: the two above `high` are its deepest. */
+const canonicalEffort = (effort: string | null | undefined): ReasoningEffort | undefined =>
+  effort == null ? undefined : effort === "low" || effort === "medium" ? effort : "high"
+
 const reasoningOf = (
   thinking: ThinkingParam | undefined,
-  maxTokens: number
+  maxTokens: number,
+  requestedEffort: string | null | undefined
 ): Either.Either<ReasoningRequest | null | undefined, ValidationFailed> => {
   const exclude = thinking !== undefined && "display" in thinking && thinking.display === "omitted"
   const withExclude = (r: ReasoningRequest | null | undefined) => (r != null && exclude ? { ...r, exclude } : r)
   if (thinking?.type === "adaptive") {
-    const budgetTokens = budgetOfEffort("medium", maxTokens)
+    const effort = canonicalEffort(requestedEffort) ?? "medium"
+    const budgetTokens = budgetOfEffort(effort, maxTokens)
     return budgetTokens < maxTokens
-      ? Either.right(withExclude({ effort: "medium", budgetTokens, exclude: false }))
+      ? Either.right(withExclude({ effort, budgetTokens, exclude: false }))
       : refuse(
-        `thinking.type=adaptive reasons at a medium budget of ${budgetTokens} tokens, which must be below max_tokens=${maxTokens}; raise max_tokens or send {type:"enabled", budget_tokens}.`,
+        `thinking.type=adaptive reasons at a ${effort} budget of ${budgetTokens} tokens, which must be below max_tokens=${maxTokens}; raise max_tokens or send {type:"enabled", budget_tokens}.`,
         "thinking.type"
       )
   }
@@ -162,23 +171,48 @@ const textPart = (text: string, control?: CacheControl | null): TextPart => {
 const partsOf = (content: string | ReadonlyArray<TextBlockParam> | undefined): ReadonlyArray<TextPart> =>
   content === undefined ? [] : typeof content === "string" ? [textPart(content)] : content.map((b) => textPart(b.text, b.cache_control))
 
+const withCache = <T extends object>(value: T, control: CacheControl | null | undefined): T => {
+  const cache = cacheOf(control)
+  return cache === undefined ? value : { ...value, cache }
+}
+
 /**
  * A user turn's tool_result blocks become `tool` messages and its text blocks `user` messages, in the turn's own
  * order (Anthropic puts results first); an assistant turn is one message with its text and its tool calls.
  */
 const messagesOf = (message: MessageParam): ReadonlyArray<CanonicalMessage> => {
+  if (message.role === "system") {
+    const effort = message.output_config?.effort ?? undefined
+    return [{ role: "system", parts: partsOf(message.content), ...(effort === undefined ? {} : { turnEffort: effort }) }]
+  }
   if (typeof message.content === "string") {
     const parts = [textPart(message.content)]
     return [message.role === "user" ? { role: "user", parts } : { role: "assistant", parts, toolCalls: [] }]
   }
   if (message.role === "assistant") {
     const parts: Array<TextPart> = []
-    const toolCalls: Array<{ id: string; name: string; arguments: string }> = []
+    const toolCalls: Array<ToolCall> = []
+    const reasoningBlocks: Array<ReasoningBlock> = []
     for (const block of message.content) {
-      if (block.type === "text") parts.push(textPart(block.text, block.cache_control))
-      else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) })
+      switch (block.type) {
+        case "text":
+          parts.push(textPart(block.text, block.cache_control))
+          break
+        case "tool_use":
+          toolCalls.push(withCache({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) }, block.cache_control))
+          break
+        case "thinking":
+          reasoningBlocks.push({ type: "thinking", thinking: block.thinking, signature: block.signature })
+          break
+        case "redacted_thinking":
+          reasoningBlocks.push({ type: "redacted_thinking", data: block.data })
+          break
+      }
     }
-    return [{ role: "assistant", parts, toolCalls }]
+    if (reasoningBlocks.length === 0) return [{ role: "assistant", parts, toolCalls }]
+    // The readable reasoning of the turn is what another vendor can take back as its own (DeepSeek's reasoning_content).
+    const reasoning = reasoningBlocks.map((b) => (b.type === "thinking" ? b.thinking : "")).join("")
+    return [{ role: "assistant", parts, toolCalls, reasoning, reasoningBlocks }]
   }
   const out: Array<CanonicalMessage> = []
   let texts: Array<TextPart> = []
@@ -192,12 +226,12 @@ const messagesOf = (message: MessageParam): ReadonlyArray<CanonicalMessage> => {
       continue
     }
     flush()
-    out.push({
-      role: "tool",
+    out.push(withCache({
+      role: "tool" as const,
       toolCallId: block.tool_use_id,
       parts: partsOf(block.content),
       ...(block.is_error === undefined ? {} : { isError: block.is_error })
-    })
+    }, block.cache_control))
   }
   flush()
   return out
@@ -209,13 +243,51 @@ const toolChoiceOf = (choice: ToolChoiceParam): ToolChoice =>
 const toolsOf = (request: MessagesRequest): ReadonlyArray<ToolDefinition> =>
   (request.tools ?? []).map((tool) => {
     const cache = cacheOf(tool.cache_control)
+    const extras: AnthropicToolFields = {
+      ...(tool.defer_loading === undefined ? {} : { defer_loading: tool.defer_loading }),
+      ...(tool.input_examples === undefined ? {} : { input_examples: tool.input_examples }),
+      ...(tool.strict === undefined ? {} : { strict: tool.strict }),
+      ...(tool.eager_input_streaming === undefined ? {} : { eager_input_streaming: tool.eager_input_streaming })
+    }
     return {
       name: tool.name,
       ...(tool.description === undefined ? {} : { description: tool.description }),
       parameters: tool.input_schema,
-      ...(cache === undefined ? {} : { cache })
+      ...(cache === undefined ? {} : { cache }),
+      ...(Object.keys(extras).length === 0 ? {} : { anthropicFields: extras })
     }
   })
+
+/** output_config.format (or the older output_format): the reply follows a JSON Schema. */
+const responseFormatOf = (request: MessagesRequest): Either.Either<ResponseFormat | undefined, ValidationFailed> => {
+  const configured = request.output_config?.format ?? undefined
+  const older = request.output_format ?? undefined
+  if (configured !== undefined && older !== undefined) {
+    return refuse("output_format and output_config.format both set the reply's schema; send only output_config.format.", "output_format")
+  }
+  const format = configured ?? older
+  return Either.right(format === undefined ? undefined : { type: "json_schema", name: "response", schema: format.schema })
+}
+
+/** The `anthropic-beta` header's values: comma-separated, possibly repeated. */
+export const betasOf = (header: string | ReadonlyArray<string> | undefined): ReadonlyArray<string> =>
+  (header === undefined ? [] : typeof header === "string" ? [header] : header)
+    .flatMap((value) => value.split(","))
+    .map((beta) => beta.trim())
+    .filter((beta) => beta !== "")
+
+const passthroughOf = (request: MessagesRequest, betas: ReadonlyArray<string>): AnthropicPassthrough => {
+  const display = request.thinking !== undefined && "display" in request.thinking ? request.thinking.display ?? undefined : undefined
+  const effort = request.output_config?.effort ?? undefined
+  return {
+    betas,
+    inlineSystem: request.messages.some((message) => message.role === "system"),
+    ...(request.context_management == null ? {} : { contextManagement: request.context_management }),
+    ...(request.cache_control == null ? {} : { cacheControl: request.cache_control }),
+    ...(effort === undefined ? {} : { effort }),
+    ...(display === undefined ? {} : { thinkingDisplay: display })
+  }
+}
 
 const systemOf = (system: MessagesRequest["system"]): ReadonlyArray<CanonicalMessage> => {
   if (system === undefined || system === "" || system.length === 0) return []
@@ -225,14 +297,37 @@ const systemOf = (system: MessagesRequest["system"]): ReadonlyArray<CanonicalMes
 /** The body of `POST /v1/messages` -> canonical request, routing directive, stream flag and end user. */
 const parseMessagesRequest = decodeBody(MessagesRequest)
 
-export const decodeMessagesRequest = (body: unknown): Either.Either<DecodedMessages, ValidationFailed> => {
-  const decoded = parseMessagesRequest(body)
-  if (Either.isLeft(decoded)) return Either.left(decoded.left)
-  const request = decoded.right
-  return Either.gen(function*() {
+export const decodeMessagesRequest = (body: unknown, betas: ReadonlyArray<string> = []): Either.Either<DecodedMessages, ValidationFailed> =>
+  Either.flatMap(parseMessagesRequest(body), (request) => toCanonical(request, betas))
+
+/**
+ * Without `max_tokens`, a thinking budget is checked against this limit only: the count is of the prompt, and the
+ * send refuses a budget not below the request's own limit.
+ */
+const COUNT_MAX_TOKENS = 1_000_000
+
+const parseCountTokensRequest = decodeBody(CountTokensRequest)
+
+/** The body of `POST /v1/messages/count_tokens` -> the canonical request whose input is counted, and its route. */
+export const decodeCountTokensRequest = (
+  body: unknown,
+  betas: ReadonlyArray<string> = []
+): Either.Either<Pick<DecodedMessages, "chat" | "route">, ValidationFailed> =>
+  Either.flatMap(parseCountTokensRequest(body), (request) =>
+    Either.map(toCanonical({ ...request, max_tokens: request.max_tokens ?? COUNT_MAX_TOKENS }, betas), ({ chat, route }) => ({
+      chat: { ...chat, maxOutputTokens: request.max_tokens },
+      route
+    })))
+
+const toCanonical = (request: MessagesRequest, betas: ReadonlyArray<string>): Either.Either<DecodedMessages, ValidationFailed> =>
+  Either.gen(function*() {
     yield* refusedField(request)
     yield* misplacedCache(request)
-    const reasoning = yield* reasoningOf(request.thinking, request.max_tokens)
+    if (request.messages[0]?.role === "system") {
+      yield* refuse("A system turn cannot open messages: put the opening instructions in the top-level system field.", "messages.0.role")
+    }
+    const reasoning = yield* reasoningOf(request.thinking, request.max_tokens, request.output_config?.effort)
+    const responseFormat = yield* responseFormatOf(request)
     const tools = toolsOf(request)
     // SPEC: tool_choice (and with it disable_parallel_tool_use) without a non-empty tools list is dropped.
     const choice = tools.length > 0 ? request.tool_choice : undefined
@@ -250,7 +345,9 @@ export const decodeMessagesRequest = (body: unknown): Either.Either<DecodedMessa
       tools,
       toolChoice: choice === undefined ? undefined : toolChoiceOf(choice),
       parallelToolCalls: disableParallel === undefined ? undefined : !disableParallel,
-      reasoning
+      reasoning,
+      ...(responseFormat === undefined ? {} : { responseFormat }),
+      anthropic: passthroughOf(request, betas)
     }
     const route: RouteRequest = {
       model: request.model,
@@ -259,6 +356,9 @@ export const decodeMessagesRequest = (body: unknown): Either.Either<DecodedMessa
       conversationId: request.conversation_id
     }
     const endUser = request.metadata?.user_id
-    return { chat, route, stream: request.stream === true, endUser: endUser === null || endUser === "" ? undefined : endUser }
+    const dropped = [
+      ...DROPPED_FIELDS.filter((field) => request[field] != null),
+      ...(request.tool_choice !== undefined && choice === undefined ? ["tool_choice"] : [])
+    ]
+    return { chat, route, stream: request.stream === true, endUser: endUser === null || endUser === "" ? undefined : endUser, dropped }
   })
-}

@@ -67,7 +67,8 @@ export const passesSignature = (meta: ReplyMeta): boolean => meta.model.toLowerC
 export const renderMessage = (result: ChatResult, meta: ReplyMeta, bill: ReplyBill): MessageReply => {
   const content: Array<ReplyContentBlock> = []
   const signature = passesSignature(meta) ? result.reasoningSignature ?? "" : ""
-  if (result.reasoning !== "") content.push({ type: "thinking", thinking: result.reasoning, signature })
+  // A signature with its text withheld still gets its block (empty), for the client to replay.
+  if (result.reasoning !== "" || signature !== "") content.push({ type: "thinking", thinking: result.reasoning, signature })
   if (result.text !== "" || (content.length === 0 && result.toolCalls.length === 0)) content.push({ type: "text", text: result.text })
   for (const call of result.toolCalls) content.push({ type: "tool_use", id: call.id, name: call.name, input: inputOf(call.arguments) })
   return {

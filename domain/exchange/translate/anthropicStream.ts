@@ -8,8 +8,9 @@
  *   none, its counts are 0 and the real ones come on message_delta.
  * - A block starts when the kind changes: thinking -> text -> one tool_use block per tool index. A signature is
  *   held and written as `signature_delta` after the thinking deltas, right before that block's content_block_stop;
- *   a signature with no thinking text to carry it is dropped (the non-streaming reply has no thinking block then),
- *   and so is every signature when the model that answered is not an Anthropic one (SPEC: else empty).
+ *   a signature with no thinking text before it (the text withheld: `display: "omitted"`) opens an empty thinking
+ *   block to carry it, as Anthropic's own omitted display does, so the client can replay it before its tool results.
+ *   Every signature is dropped when the model that answered is not an Anthropic one (SPEC: else empty).
  * - `stop` is held until finish, which also closes the open block; a reply with no block gets one empty text block.
  * - Deltas of a tool index whose block already closed (an upstream interleaving calls) open a new tool_use block
  *   with the same id: Anthropic blocks cannot reopen.
@@ -95,9 +96,13 @@ export const makeMessagesStream = (meta: ReplyMeta): MessagesStream => {
       case "stop":
         stop = { reason: event.reason, stopSequence: event.stopSequence ?? null }
         return ""
-      case "reasoning_signature":
-        if (signed) signature = (signature ?? "") + event.signature
-        return ""
+      case "reasoning_signature": {
+        if (!signed || event.signature === "") return ""
+        signature = (signature ?? "") + event.signature
+        if (open?.kind === "thinking") return ""
+        const head = messageStart()
+        return head + openBlock({ type: "thinking", thinking: "", signature: "" }, (index) => ({ kind: "thinking", index }))
+      }""
       case "reasoning_delta": {
         if (event.text === "") return ""
         const head = messageStart()

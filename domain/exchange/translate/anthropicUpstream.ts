@@ -8,8 +8,15 @@
  * - A run of tool messages becomes ONE user turn of tool_result blocks (Anthropic wants every result of a turn's
  *   calls in the next user turn); a user message right after the run joins that turn, after the results.
  * - Empty text parts are left out: Anthropic refuses empty text blocks.
- * - An assistant message's `reasoning` (replayed reasoning text) is not sent: Anthropic only takes thinking blocks
- *   back with the signature it issued, which the canonical model does not carry per turn.
+ * - An assistant message's replayed reasoning blocks (a Messages client's `thinking` / `redacted_thinking`) lead
+ *   its content as they were sent; a thinking block without a signature (another vendor's reasoning, which SPEC
+ *   renders unsigned) is left out, since Anthropic takes back only what it signed. Bare reasoning text (a chat
+ *   request's `reasoning`) is not sent either, for the same reason.
+ * - What an Anthropic client sent for Anthropic (`chat.anthropic`: the betas, context_management, the top-level
+ *   cache_control, output_config.effort as sent, thinking.display, per-turn system messages in place, the tools'
+ *   own fields, breakpoints on tool_use / tool_result blocks) is forwarded untouched (DESIGN.md section 10,
+ *   "Agents' dialects"). Per-turn system messages stay in place only for such a client; otherwise every system
+ *   message is hoisted.
  * - Reasoning, by the model's traits (domain/exchange/traits.ts, `thinkingStyle`): `budget` (the default) sends
  *   `{type:"enabled", budget_tokens}`; `adaptive` (newer Claude models refuse budget_tokens) sends
  *   `{type:"adaptive", display}` with `output_config.effort` = the request's effort (an explicit budget was already
@@ -21,7 +28,7 @@
  *   top_logprobs. `reasoning.exclude` is not sent on budget thinking: the reply is withheld on our side (adaptive
  *   thinking asks for the thinking text to be omitted then).
  */
-import type { CacheMark, CanonicalMessage, ChatRequest, TextPart, ToolCall } from "../canonical.ts"
+import type { CacheMark, CanonicalMessage, ChatRequest, ReasoningBlock, TextPart, ToolCall } from "../canonical.ts"
 import type { AnthropicTraitOptions } from "../traits.ts"
 import type {
   CacheControlOut,
@@ -57,27 +64,49 @@ const textBlocks = (parts: ReadonlyArray<TextPart>): Array<TextBlockOut> =>
       return cache === undefined ? { type: "text", text: part.text } : { type: "text", text: part.text, cache_control: cache }
     })
 
-const toolUse = (call: ToolCall) => ({ type: "tool_use" as const, id: call.id, name: call.name, input: inputOf(call.arguments) })
+const withCacheControl = <T extends object>(block: T, cache: CacheMark | undefined): T => {
+  const control = cacheControlOf(cache)
+  return control === undefined ? block : { ...block, cache_control: control }
+}
 
-const messagesOf = (messages: ReadonlyArray<CanonicalMessage>): Array<MessageOut> => {
+const toolUse = (call: ToolCall) =>
+  withCacheControl({ type: "tool_use" as const, id: call.id, name: call.name, input: inputOf(call.arguments) }, call.cache)
+
+/** The blocks Anthropic signed: a thinking block with no signature is another vendor's and is left out. */
+const signedBlocks = (blocks: ReadonlyArray<ReasoningBlock> | undefined): ReadonlyArray<ReasoningBlock> =>
+  (blocks ?? []).filter((block) => block.type === "redacted_thinking" || block.signature !== "")
+
+/** System messages after the first other message, for a client that sends per-turn system messages. */
+const isInlineSystem = (messages: ReadonlyArray<CanonicalMessage>, inline: boolean) => {
+  const firstTurn = messages.findIndex((message) => message.role !== "system")
+  return (message: CanonicalMessage, index: number) => inline && message.role === "system" && firstTurn >= 0 && index > firstTurn
+}
+
+const messagesOf = (messages: ReadonlyArray<CanonicalMessage>, inlineSystem: boolean): Array<MessageOut> => {
   const out: Array<MessageOut> = []
   let results: Array<ToolResultBlockOut> = []
   const flushResults = () => {
     if (results.length > 0) out.push({ role: "user", content: results })
     results = []
   }
-  for (const message of messages) {
+  const inline = isInlineSystem(messages, inlineSystem)
+  for (const [index, message] of messages.entries()) {
     switch (message.role) {
       case "system":
+        if (inline(message, index)) {
+          flushResults()
+          const effort = message.turnEffort !== undefined && EFFORTS.includes(message.turnEffort) ? (message.turnEffort as Effort) : undefined
+          out.push({ role: "system", content: textBlocks(message.parts), ...(effort === undefined ? {} : { output_config: { effort } }) })
+        }
         break
       case "tool": {
         const content = textBlocks(message.parts)
-        results.push({
-          type: "tool_result",
+        results.push(withCacheControl({
+          type: "tool_result" as const,
           tool_use_id: message.toolCallId,
           ...(content.length === 0 ? {} : { content }),
           ...(message.isError === undefined ? {} : { is_error: message.isError })
-        })
+        }, message.cache))
         break
       }
       case "user":
@@ -86,7 +115,10 @@ const messagesOf = (messages: ReadonlyArray<CanonicalMessage>): Array<MessageOut
         break
       case "assistant":
         flushResults()
-        out.push({ role: "assistant", content: [...textBlocks(message.parts), ...message.toolCalls.map(toolUse)] })
+        out.push({
+          role: "assistant",
+          content: [...signedBlocks(message.reasoningBlocks), ...textBlocks(message.parts), ...message.toolCalls.map(toolUse)]
+        })
         break
     }
   }
@@ -94,8 +126,9 @@ const messagesOf = (messages: ReadonlyArray<CanonicalMessage>): Array<MessageOut
   return out
 }
 
-const systemOf = (messages: ReadonlyArray<CanonicalMessage>): Array<TextBlockOut> | undefined => {
-  const blocks = messages.flatMap((message) => (message.role === "system" ? textBlocks(message.parts) : []))
+const systemOf = (messages: ReadonlyArray<CanonicalMessage>, inlineSystem: boolean): Array<TextBlockOut> | undefined => {
+  const inline = isInlineSystem(messages, inlineSystem)
+  const blocks = messages.flatMap((message, index) => (message.role === "system" && !inline(message, index) ? textBlocks(message.parts) : []))
   return blocks.length === 0 ? undefined : blocks
 }
 
@@ -109,7 +142,8 @@ const toolsOf = (chat: ChatRequest): Array<ToolOut> | undefined =>
         ...(tool.description === undefined ? {} : { description: tool.description }),
         // Anthropic requires an object schema's `type`; a client's bare `{}` ("no parameters") gets it.
         input_schema: "type" in tool.parameters ? tool.parameters : { type: "object", ...tool.parameters },
-        ...(cache === undefined ? {} : { cache_control: cache })
+        ...(cache === undefined ? {} : { cache_control: cache }),
+        ...tool.anthropicFields
       }
     })
 
@@ -136,31 +170,43 @@ const thinkingOf = (chat: ChatRequest, options: AnthropicTraitOptions): Thinking
   const reasoning = chat.reasoning
   if (reasoning === undefined) return undefined
   if (reasoning === null) return options.reasoningOff === "omit" ? undefined : { type: "disabled" }
+  const display = chat.anthropic?.thinkingDisplay
   return options.thinkingStyle === "adaptive"
-    ? { type: "adaptive", display: reasoning.exclude ? "omitted" : "summarized" }
-    : { type: "enabled", budget_tokens: reasoning.budgetTokens }
+    ? { type: "adaptive", display: display ?? (reasoning.exclude ? "omitted" : "summarized") }
+    : { type: "enabled", budget_tokens: reasoning.budgetTokens, ...(display === undefined ? {} : { display }) }
+}
+
+type Effort = NonNullable<OutputConfigOut["effort"]>
+const EFFORTS: ReadonlyArray<string> = ["low", "medium", "high", "xhigh", "max"]
+/** The effort an Anthropic client asked for, as it asked (levels beyond the canonical three included). */
+const clientEffort = (chat: ChatRequest): Effort | undefined => {
+  const effort = chat.anthropic?.effort
+  return effort !== undefined && EFFORTS.includes(effort) ? (effort as Effort) : undefined
 }
 
 /** Adaptive thinking's effort and structured output's schema, when either applies. */
 const outputConfigOf = (chat: ChatRequest, options: AnthropicTraitOptions): OutputConfigOut | undefined => {
-  const effort = chat.reasoning != null && options.thinkingStyle === "adaptive" ? chat.reasoning.effort : undefined
+  const effort = clientEffort(chat) ?? (chat.reasoning != null && options.thinkingStyle === "adaptive" ? chat.reasoning.effort : undefined)
   const format = chat.responseFormat?.type === "json_schema" ? { type: "json_schema" as const, schema: chat.responseFormat.schema } : undefined
   if (effort === undefined && format === undefined) return undefined
   return { ...(effort === undefined ? {} : { effort }), ...(format === undefined ? {} : { format }) }
 }
 
 const promptOf = (chat: ChatRequest, upstreamModel: string, options: AnthropicTraitOptions): CountTokensRequestOut => {
-  const system = systemOf(chat.messages)
+  const inlineSystem = chat.anthropic?.inlineSystem ?? false
+  const system = systemOf(chat.messages, inlineSystem)
   const tools = toolsOf(chat)
   const toolChoice = toolChoiceOf(chat)
   const thinking = thinkingOf(chat, options)
+  const contextManagement = chat.anthropic?.contextManagement
   return {
     model: upstreamModel,
-    messages: messagesOf(chat.messages),
+    messages: messagesOf(chat.messages, inlineSystem),
     ...(system === undefined ? {} : { system }),
     ...(tools === undefined ? {} : { tools }),
     ...(toolChoice === undefined ? {} : { tool_choice: toolChoice }),
-    ...(thinking === undefined ? {} : { thinking })
+    ...(thinking === undefined ? {} : { thinking }),
+    ...(contextManagement === undefined ? {} : { context_management: contextManagement })
   }
 }
 
@@ -180,9 +226,23 @@ export const buildAnthropicRequest = (
       ...(chat.topK === undefined ? {} : { top_k: chat.topK }),
       ...(chat.stop.length === 0 ? {} : { stop_sequences: chat.stop }),
       ...(chat.userFingerprint === undefined ? {} : { metadata: { user_id: chat.userFingerprint } }),
-      ...(outputConfig === undefined ? {} : { output_config: outputConfig })
+      ...(outputConfig === undefined ? {} : { output_config: outputConfig }),
+      ...automaticCache(chat)
     }
   }
+}
+
+/** The client's top-level breakpoint (Anthropic places it on the last cacheable block itself). */
+const automaticCache = (chat: ChatRequest): { cache_control?: CacheControlOut } => {
+  const control = chat.anthropic?.cacheControl
+  if (control === undefined) return {}
+  return { cache_control: control["ttl"] === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" } }
+}
+
+/** The `anthropic-beta` header of a request whose client named betas (forwarded as they were sent). */
+export const anthropicBetaHeader = (chat: ChatRequest): Record<string, string> => {
+  const betas = chat.anthropic?.betas ?? []
+  return betas.length === 0 ? {} : { "anthropic-beta": betas.join(",") }
 }
 
 /** The prompt side only: count_tokens takes no output limit, sampling, stop sequences, metadata or output config. */

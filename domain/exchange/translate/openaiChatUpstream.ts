@@ -7,9 +7,10 @@
  * has none either: the planner refuses it with 422 before the request gets here (domain/exchange/traits.ts), and it
  * is never sent. Reasoning switched off is sent as the model's traits say (`reasoningOff`): `reasoning_effort` none or
  * minimal, or `thinking:{type:"disabled"}`; with no traits, nothing (the vendor's default).
- * In: vendors' extras are read where they carry something (DeepSeek `reasoning_content` and `prompt_cache_hit_tokens`,
- * OpenRouter `reasoning`, Mistral typed content chunks, Moonshot's usage inside the choice); every other extra field
- * and every null is ignored.
+ * In: vendors' extras are read where they carry something (DeepSeek `reasoning_content`, OpenRouter `reasoning`,
+ * Mistral typed content chunks, Moonshot's usage inside the choice); every other extra field and every null is
+ * ignored. Usage is read per catalog vendor (usageOf): the cache fields each vendor names, and whether its
+ * `reasoning_tokens` sit inside `completion_tokens` (OpenAI and the others) or beside them (xAI).
  */
 import { Either, ParseResult, Schema } from "effect"
 import type { CanonicalMessage, ChatEvent, ChatRequest, StopReason, TextPart, Usage } from "../canonical.ts"
@@ -40,10 +41,24 @@ export interface OpenaiChatTarget extends OpenaiChatTraitOptions {
 /** Vendors that take a replayed turn's reasoning back, as `reasoning_content` (DeepSeek's thinking + tools). */
 const REPLAYS_REASONING = new Set(["deepseek"])
 
+/** Whether the vendor takes a replayed turn's reasoning back (its continuity across turns). */
+export const replaysReasoning = (vendor: string): boolean => REPLAYS_REASONING.has(vendor)
+
 /** Parts are one string on this format; a newline keeps parts split at a cache breakpoint from running together. */
 const joined = (parts: ReadonlyArray<TextPart>): string => parts.map((part) => part.text).join("\n")
 
-const messageOf = (message: CanonicalMessage, vendor: string): UpstreamChatMessage => {
+/**
+ * DeepSeek in thinking mode refuses a tool-calling assistant turn without `reasoning_content`. A Messages client had
+ * the reasoning of another vendor rendered without a signature, or withheld at its own asking (`display: "omitted"`),
+ * so it may have none to replay: its turn carries an empty one. A chat client that left its reasoning out gets the
+ * vendor's refusal, which tells it what to send.
+ */
+const reasoningReplay = (message: Extract<CanonicalMessage, { role: "assistant" }>, emptyWhenMissing: boolean): { reasoning_content?: string } =>
+  message.reasoning !== undefined
+    ? { reasoning_content: message.reasoning }
+    : emptyWhenMissing && message.toolCalls.length > 0 ? { reasoning_content: "" } : {}
+
+const messageOf = (message: CanonicalMessage, vendor: string, messagesClient: boolean): UpstreamChatMessage => {
   switch (message.role) {
     case "system":
     case "user":
@@ -61,7 +76,7 @@ const messageOf = (message: CanonicalMessage, vendor: string): UpstreamChatMessa
             }))
           }
           : {}),
-        ...(message.reasoning !== undefined && REPLAYS_REASONING.has(vendor) ? { reasoning_content: message.reasoning } : {})
+        ...(REPLAYS_REASONING.has(vendor) ? reasoningReplay(message, messagesClient) : {})
       }
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: joined(message.parts) }
@@ -106,7 +121,7 @@ export const buildOpenaiChatRequest = (
     path: "/chat/completions",
     body: {
       model: target.upstreamModel,
-      messages: chat.messages.map((message) => messageOf(message, target.vendor)),
+      messages: chat.messages.map((message) => messageOf(message, target.vendor, chat.anthropic !== undefined)),
       // OpenAI deprecated max_tokens (its reasoning models refuse it); the compatible vendors mostly know only it.
       ...(target.vendor === "openai" ? { max_completion_tokens: chat.maxOutputTokens } : { max_tokens: chat.maxOutputTokens }),
       temperature: chat.temperature,
@@ -160,26 +175,46 @@ const STOP_REASONS: Record<string, StopReason> = {
 const stopReasonOf = (reason: string): StopReason => STOP_REASONS[reason] ?? "stop"
 
 /**
- * The vendor's counts into disjoint buckets that sum to the vendor's whole input; an unreported count stays
- * undefined. OpenAI's `prompt_tokens` includes `prompt_tokens_details.cached_tokens` (and, on an exchange like ours as
- * the upstream, `cache_creation_tokens`); DeepSeek's is `prompt_cache_hit_tokens + prompt_cache_miss_tokens`, and it
- * may also fill `cached_tokens` with the same hit count, so the larger of the two is the read.
+ * Vendors whose `completion_tokens` leave `completion_tokens_details.reasoning_tokens` out (prompt + completion +
+ * reasoning = total): xAI. Every other OpenAI-compatible vendor counts reasoning inside `completion_tokens`, as OpenAI
+ * does. Keys are catalog vendors (the model key's first segment) and provider names.
  */
-export const usageOf = (usage: VendorUsage): Usage => {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? undefined
-  const hit = usage.prompt_cache_hit_tokens ?? undefined
-  const cacheRead = cached === undefined && hit === undefined ? undefined : Math.max(cached ?? 0, hit ?? 0)
-  const cacheWrite = usage.prompt_tokens_details?.cache_creation_tokens ?? undefined
+const REASONING_BESIDE_COMPLETION = new Set(["x-ai", "xai"])
+
+/** The largest of the counts a vendor reported; undefined when it reported none. */
+const largest = (...counts: ReadonlyArray<number | null | undefined>): number | undefined => {
+  const reported = counts.filter((n): n is number => n != null)
+  return reported.length === 0 ? undefined : Math.max(...reported)
+}
+
+/**
+ * The vendor's counts into disjoint buckets that sum to the vendor's whole input, and the whole output with the
+ * part of it that was reasoning (docs/decisions.md "Usage per OpenAI-compatible vendor"); an unreported count stays
+ * undefined, never 0.
+ * - Input: every vendor's `prompt_tokens` includes its cache reads and writes. The read is
+ *   `prompt_tokens_details.cached_tokens` (OpenAI, xAI, Mistral, Z.ai, Alibaba, MiniMax, Moonshot's K2 models),
+ *   DeepSeek's `prompt_cache_hit_tokens` (its `cached_tokens`, when filled, is the same count) or Moonshot's top-level
+ *   `cached_tokens`: these name one count, so the largest reported is the read. The write is Alibaba's
+ *   `cache_creation_input_tokens` (5 minutes, its only lifetime) or our own `cache_creation_tokens`. With no
+ *   `prompt_tokens`, DeepSeek's miss count plus the read is the whole input.
+ * - Output: `completion_tokens`, plus `reasoning_tokens` for a vendor that counts reasoning beside it.
+ */
+export const usageOf = (usage: VendorUsage, vendor: string): Usage => {
+  const details = usage.prompt_tokens_details
+  const cacheRead = largest(details?.cached_tokens, usage.prompt_cache_hit_tokens, usage.cached_tokens)
+  const cacheWrite = details?.cache_creation_tokens ?? details?.cache_creation_input_tokens ??
+    details?.cache_creation?.ephemeral_5m_input_tokens ?? undefined
   const miss = usage.prompt_cache_miss_tokens ?? undefined
-  // With no prompt_tokens, DeepSeek's miss count is the whole fresh input.
   const prompt = usage.prompt_tokens ?? (miss === undefined ? undefined : miss + (cacheRead ?? 0))
+  const completion = usage.completion_tokens ?? undefined
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? undefined
   return {
     freshInput: prompt === undefined ? undefined : Math.max(0, prompt - (cacheRead ?? 0) - (cacheWrite ?? 0)),
     cacheRead,
     // Lifetimes are summed on this wire; 5m is the default lifetime.
     cacheWrite5m: cacheWrite,
-    output: usage.completion_tokens ?? undefined,
-    reasoning: usage.completion_tokens_details?.reasoning_tokens ?? undefined
+    output: completion !== undefined && REASONING_BESIDE_COMPLETION.has(vendor) ? completion + (reasoning ?? 0) : completion,
+    reasoning
   }
 }
 
@@ -229,8 +264,11 @@ const undecodable = (what: string, error: ParseResult.ParseError) =>
 
 const brokeOff = (reason: string) => `the vendor ended the reply with finish_reason "${reason}"`
 
-/** A whole (non-streaming) reply as the events a stream of it would have given. */
-export const parseOpenaiChatResponse = (json: unknown): Either.Either<ReadonlyArray<ChatEvent>, UpstreamProtocolError> => {
+/** A whole (non-streaming) reply as the events a stream of it would have given; `vendor` is the catalog vendor. */
+export const parseOpenaiChatResponse = (
+  json: unknown,
+  vendor: string
+): Either.Either<ReadonlyArray<ChatEvent>, UpstreamProtocolError> => {
   const error = vendorError(json)
   if (error !== undefined) return Either.left(new UpstreamProtocolError({ message: messageOfError(error), ...statusOf(error) }))
   const decoded = Schema.decodeUnknownEither(VendorChatCompletion)(json)
@@ -252,15 +290,16 @@ export const parseOpenaiChatResponse = (json: unknown): Either.Either<ReadonlyAr
   )
   events.push({ type: "stop", reason: stopReasonOf(reason) })
   const usage = reply.usage ?? choice.usage
-  if (usage != null) events.push({ type: "usage", usage: usageOf(usage) })
+  if (usage != null) events.push({ type: "usage", usage: usageOf(usage, vendor) })
   return Either.right(events)
 }
 
 /**
- * A stream's parser: one call per SSE `data:` payload. Stateful: `start` comes once, `stop` once, and tool calls are
- * numbered by the vendor's index (a vendor that reuses an index for a call with a new id gets a fresh one).
+ * A stream's parser: one call per SSE `data:` payload; `vendor` is the catalog vendor. Stateful: `start` comes once,
+ * `stop` once, and tool calls are numbered by the vendor's index (a vendor that reuses an index for a call with a new
+ * id gets a fresh one).
  */
-export const makeOpenaiChatStreamParser = (): ((
+export const makeOpenaiChatStreamParser = (vendor: string): ((
   data: string
 ) => Either.Either<ReadonlyArray<ChatEvent>, UpstreamProtocolError | UpstreamStreamError>) => {
   let started = false
@@ -318,7 +357,7 @@ export const makeOpenaiChatStreamParser = (): ((
       }
       usage ??= choice.usage
     }
-    if (usage != null) events.push({ type: "usage", usage: usageOf(usage) })
+    if (usage != null) events.push({ type: "usage", usage: usageOf(usage, vendor) })
     return Either.right(events)
   }
 }

@@ -97,20 +97,34 @@ export const ToolResultBlockParam = Schema.Struct({
 }).annotations(Strict)
 export type ToolResultBlockParam = typeof ToolResultBlockParam.Type
 
-const stripThinking = (type: string) =>
-  type === "thinking" || type === "redacted_thinking"
-    ? `A "${type}" block cannot be replayed through the exchange (its signature is bound to one vendor's model); strip it from the assistant turn before sending the conversation back.`
-    : undefined
+/** An earlier turn's reasoning as Anthropic issued it, replayed with its signature (DESIGN.md section 10). */
+export const ThinkingBlockParam = Schema.Struct({
+  type: Schema.Literal("thinking"),
+  thinking: Schema.String,
+  signature: Schema.String
+}).annotations(Strict)
+export type ThinkingBlockParam = typeof ThinkingBlockParam.Type
+
+export const RedactedThinkingBlockParam = Schema.Struct({
+  type: Schema.Literal("redacted_thinking"),
+  data: Schema.String
+}).annotations(Strict)
+export type RedactedThinkingBlockParam = typeof RedactedThinkingBlockParam.Type
 
 const userGate = blockGate("a user turn", ["text", "tool_result"], (type) =>
-  type === "tool_use" ? `A "tool_use" block belongs in an assistant turn.` : stripThinking(type))
-const assistantGate = blockGate("an assistant turn", ["text", "tool_use"], (type) =>
-  type === "tool_result" ? `A "tool_result" block belongs in a user turn.` : stripThinking(type))
+  type === "tool_use" || type === "thinking" || type === "redacted_thinking" ? `A "${type}" block belongs in an assistant turn.` : undefined)
+const assistantGate = blockGate("an assistant turn", ["text", "tool_use", "thinking", "redacted_thinking"], (type) =>
+  type === "tool_result" ? `A "tool_result" block belongs in a user turn.` : undefined)
+const systemTurnGate = blockGate("a system turn", ["text"])
 
 const MAX_BLOCKS = 200
 
 export const UserContentBlock = Schema.compose(userGate, Schema.Union(TextBlockParam, ToolResultBlockParam), { strict: false })
-export const AssistantContentBlock = Schema.compose(assistantGate, Schema.Union(TextBlockParam, ToolUseBlockParam), { strict: false })
+export const AssistantContentBlock = Schema.compose(
+  assistantGate,
+  Schema.Union(TextBlockParam, ToolUseBlockParam, ThinkingBlockParam, RedactedThinkingBlockParam),
+  { strict: false }
+)
 
 export const UserMessageParam = Schema.Struct({
   role: Schema.Literal("user"),
@@ -124,7 +138,25 @@ export const AssistantMessageParam = Schema.Struct({
 }).annotations(Strict)
 export type AssistantMessageParam = typeof AssistantMessageParam.Type
 
-export const MessageParam = Schema.Union(UserMessageParam, AssistantMessageParam)
+/** Adaptive thinking's depth; `xhigh` and `max` are Anthropic's levels above `high`. */
+export const EffortLevel = oneOf("low", "medium", "high", "xhigh", "max")
+
+/**
+ * A system turn among the messages (Anthropic's per-turn system messages, which Claude Code sends with its
+ * `per-turn-control` beta): text only, like the top-level `system`.
+ */
+export const SystemMessageParam = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Schema.Union(
+    Schema.String,
+    Schema.Array(Schema.compose(systemTurnGate, TextBlockParam, { strict: false })).pipe(Schema.minItems(1), Schema.maxItems(20))
+  ),
+  // The effort from this turn on (per-turn control): forwarded to Anthropic, dropped and named elsewhere.
+  output_config: Schema.optional(Schema.NullOr(Schema.Struct({ effort: Schema.optional(Schema.NullOr(EffortLevel)) }).annotations(Strict)))
+}).annotations(Strict)
+export type SystemMessageParam = typeof SystemMessageParam.Type
+
+export const MessageParam = Schema.Union(UserMessageParam, AssistantMessageParam, SystemMessageParam)
 export type MessageParam = typeof MessageParam.Type
 
 const systemGate = blockGate("system", ["text"])
@@ -147,7 +179,13 @@ export const ToolParam = Schema.compose(
     name: Schema.String.pipe(Schema.minLength(1)),
     description: Schema.optional(Schema.String),
     input_schema: Schema.Struct({ type: Schema.Literal("object") }, Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-    cache_control: OptionalCache
+    cache_control: OptionalCache,
+    // Anthropic's own tool fields (tool search, examples, strict schemas, streaming of inputs): forwarded to
+    // Anthropic as they are, dropped and named for other vendors.
+    defer_loading: Schema.optional(Schema.Boolean),
+    input_examples: Schema.optional(Schema.Array(JsonObject)),
+    strict: Schema.optional(Schema.Boolean),
+    eager_input_streaming: Schema.optional(Schema.Boolean)
   }).annotations(Strict),
   { strict: false }
 )
@@ -175,17 +213,20 @@ const UnitInterval = Schema.Number.pipe(Schema.between(0, 1))
 
 /** Accepted and dropped: they pick capacity or diagnostics, never the answer (see anthropicInbound.ts). */
 export const DROPPED_FIELDS = ["service_tier", "speed", "diagnostics"] as const
-/** Parsed so they can be refused by name (invalid_request_error): each would change the answer or where it is made. */
-export const REFUSED_FIELDS = [
-  "container",
-  "mcp_servers",
-  "context_management",
-  "output_config",
-  "output_format",
-  "cache_control",
-  "inference_geo",
-  "betas"
-] as const
+/**
+ * Parsed so they can be refused by name (invalid_request_error): each runs something on the vendor's side that the
+ * exchange can neither bill exactly nor promise (see anthropicInbound.ts).
+ */
+export const REFUSED_FIELDS = ["container", "mcp_servers", "inference_geo", "betas"] as const
+
+
+const JsonSchemaFormat = Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject }).annotations(Strict)
+
+export const OutputConfigParam = Schema.Struct({
+  effort: Schema.optional(Schema.NullOr(EffortLevel)),
+  format: Schema.optional(Schema.NullOr(JsonSchemaFormat))
+}).annotations(Strict)
+export type OutputConfigParam = typeof OutputConfigParam.Type
 
 const ignored = <const K extends ReadonlyArray<string>>(keys: K) =>
   Object.fromEntries(keys.map((key) => [key, Schema.optional(Schema.Unknown)])) as { [P in K[number]]: Schema.optional<typeof Schema.Unknown> }
@@ -208,10 +249,26 @@ export const MessagesRequest = Schema.Struct({
   models: Schema.optional(Schema.Array(Schema.String.pipe(Schema.minLength(1))).pipe(Schema.minItems(1), Schema.maxItems(8))),
   routing_bias: Schema.optional(oneOf("cheaper", "balanced", "better")),
   conversation_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  // Anthropic's own fields that Claude Code sends (DESIGN.md section 10, "Agents' dialects").
+  context_management: Schema.optional(Schema.NullOr(JsonObject)),
+  output_config: Schema.optional(Schema.NullOr(OutputConfigParam)),
+  output_format: Schema.optional(Schema.NullOr(JsonSchemaFormat)),
+  cache_control: Schema.optional(Schema.NullOr(CacheControl)),
   ...ignored(DROPPED_FIELDS),
   ...ignored(REFUSED_FIELDS)
 }).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" }, identifier: "MessagesRequest" })
 export type MessagesRequest = typeof MessagesRequest.Type
+
+/**
+ * `POST /v1/messages/count_tokens`: the prompt of a messages request. `max_tokens` is optional (Anthropic's counter
+ * takes none; a client that sends its whole messages body is answered all the same), and what only shapes the output
+ * is accepted and does not change the count.
+ */
+export const CountTokensRequest = Schema.Struct({
+  ...MessagesRequest.fields,
+  max_tokens: Schema.optional(PositiveInt)
+}).annotations({ parseOptions: { onExcessProperty: "error", errors: "all" }, identifier: "CountTokensRequest" })
+export type CountTokensRequest = typeof CountTokensRequest.Type
 
 // ---------------------------------------------------------------------------------------------------------
 // Outbound request (what we send to an Anthropic upstream): only what the exchange forwards.
@@ -226,18 +283,33 @@ export const TextBlockOut = Schema.Struct({
 })
 export type TextBlockOut = typeof TextBlockOut.Type
 
-export const ToolUseBlockOut = Schema.Struct({ type: Schema.Literal("tool_use"), id: Schema.String, name: Schema.String, input: JsonObject })
+export const ToolUseBlockOut = Schema.Struct({
+  type: Schema.Literal("tool_use"),
+  id: Schema.String,
+  name: Schema.String,
+  input: JsonObject,
+  cache_control: Schema.optional(CacheControlOut)
+})
 export const ToolResultBlockOut = Schema.Struct({
   type: Schema.Literal("tool_result"),
   tool_use_id: Schema.String,
   content: Schema.optional(Schema.Array(TextBlockOut)),
-  is_error: Schema.optional(Schema.Boolean)
+  is_error: Schema.optional(Schema.Boolean),
+  cache_control: Schema.optional(CacheControlOut)
 })
 export type ToolResultBlockOut = typeof ToolResultBlockOut.Type
 
+/** A replayed reasoning block, forwarded as the client sent it. */
+export const ReasoningBlockOut = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("thinking"), thinking: Schema.String, signature: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("redacted_thinking"), data: Schema.String })
+)
+
 export const MessageOut = Schema.Struct({
-  role: Schema.Literal("user", "assistant"),
-  content: Schema.Array(Schema.Union(TextBlockOut, ToolUseBlockOut, ToolResultBlockOut))
+  // `system`: a per-turn system message, kept in place for a client that sent it so (with its turn's effort).
+  role: Schema.Literal("user", "assistant", "system"),
+  content: Schema.Array(Schema.Union(TextBlockOut, ToolUseBlockOut, ToolResultBlockOut, ReasoningBlockOut)),
+  output_config: Schema.optional(Schema.Struct({ effort: Schema.optional(Schema.Literal("low", "medium", "high", "xhigh", "max")) }))
 })
 export type MessageOut = typeof MessageOut.Type
 
@@ -245,7 +317,11 @@ export const ToolOut = Schema.Struct({
   name: Schema.String,
   description: Schema.optional(Schema.String),
   input_schema: JsonObject,
-  cache_control: Schema.optional(CacheControlOut)
+  cache_control: Schema.optional(CacheControlOut),
+  defer_loading: Schema.optional(Schema.Boolean),
+  input_examples: Schema.optional(Schema.Array(JsonObject)),
+  strict: Schema.optional(Schema.Boolean),
+  eager_input_streaming: Schema.optional(Schema.Boolean)
 })
 export type ToolOut = typeof ToolOut.Type
 
@@ -257,7 +333,7 @@ export const ToolChoiceOut = Schema.Union(
 export type ToolChoiceOut = typeof ToolChoiceOut.Type
 
 export const ThinkingOut = Schema.Union(
-  Schema.Struct({ type: Schema.Literal("enabled"), budget_tokens: Schema.Number }),
+  Schema.Struct({ type: Schema.Literal("enabled"), budget_tokens: Schema.Number, display: Schema.optional(Schema.Literal("summarized", "omitted")) }),
   Schema.Struct({ type: Schema.Literal("disabled") }),
   // Newer Claude models: the depth is `output_config.effort`; `display` asks for the summarized thinking text
   // (Opus 4.7 and later omit it by default) or omits it when the reply withholds reasoning anyway.
@@ -267,7 +343,7 @@ export type ThinkingOut = typeof ThinkingOut.Type
 
 /** `output_config`: the effort of adaptive thinking, and structured output (a JSON Schema the reply text follows). */
 export const OutputConfigOut = Schema.Struct({
-  effort: Schema.optional(Schema.Literal("low", "medium", "high")),
+  effort: Schema.optional(Schema.Literal("low", "medium", "high", "xhigh", "max")),
   format: Schema.optional(Schema.Struct({ type: Schema.Literal("json_schema"), schema: JsonObject }))
 })
 export type OutputConfigOut = typeof OutputConfigOut.Type
@@ -279,7 +355,9 @@ const promptFields = {
   system: Schema.optional(Schema.Array(TextBlockOut)),
   tools: Schema.optional(Schema.Array(ToolOut)),
   tool_choice: Schema.optional(ToolChoiceOut),
-  thinking: Schema.optional(ThinkingOut)
+  thinking: Schema.optional(ThinkingOut),
+  // Passed through from an Anthropic client (DESIGN.md section 10, "Agents' dialects").
+  context_management: Schema.optional(JsonObject)
 }
 
 export const CountTokensRequestOut = Schema.Struct(promptFields)
@@ -294,6 +372,7 @@ export const MessagesRequestOut = Schema.Struct({
   top_k: Schema.optional(Schema.Number),
   stop_sequences: Schema.optional(Schema.Array(Schema.String)),
   metadata: Schema.optional(Schema.Struct({ user_id: Schema.String })),
-  output_config: Schema.optional(OutputConfigOut)
+  output_config: Schema.optional(OutputConfigOut),
+  cache_control: Schema.optional(CacheControlOut)
 })
 export type MessagesRequestOut = typeof MessagesRequestOut.Type

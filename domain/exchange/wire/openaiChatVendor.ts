@@ -90,16 +90,30 @@ export type OpenaiChatRequestBody = typeof OpenaiChatRequestBody.Type
 const loose = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
 const Count = loose(Schema.Number)
 
+/**
+ * Every vendor's usage fields in one lenient shape; what each means per vendor is the translator's (usageOf in
+ * translate/openaiChatUpstream.ts, and docs/decisions.md "Usage per OpenAI-compatible vendor").
+ */
 export const VendorUsage = Schema.Struct({
   prompt_tokens: Count,
   completion_tokens: Count,
   total_tokens: Count,
-  // cache_creation_tokens: our own extension (an exchange like this one as the upstream).
-  prompt_tokens_details: loose(Schema.Struct({ cached_tokens: Count, cache_creation_tokens: Count })),
+  prompt_tokens_details: loose(
+    Schema.Struct({
+      cached_tokens: Count,
+      // Our own extension (an exchange like this one as the upstream).
+      cache_creation_tokens: Count,
+      // Alibaba's explicit cache: the tokens written, also split by lifetime (only 5m exists there).
+      cache_creation_input_tokens: Count,
+      cache_creation: loose(Schema.Struct({ ephemeral_5m_input_tokens: Count }))
+    })
+  ),
   completion_tokens_details: loose(Schema.Struct({ reasoning_tokens: Count })),
   // DeepSeek.
   prompt_cache_hit_tokens: Count,
-  prompt_cache_miss_tokens: Count
+  prompt_cache_miss_tokens: Count,
+  // Moonshot: the cache hit at the top of usage, not under prompt_tokens_details.
+  cached_tokens: Count
 })
 export type VendorUsage = typeof VendorUsage.Type
 

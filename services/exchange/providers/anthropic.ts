@@ -7,6 +7,7 @@ import type { ChatRequest } from "../../../domain/exchange/canonical.ts"
 import type { UpstreamKey } from "../../../domain/exchange/providers.ts"
 import { anthropicOptionsOf } from "../../../domain/exchange/traits.ts"
 import {
+  anthropicBetaHeader,
   buildAnthropicCountTokensRequest,
   buildAnthropicRequest,
   makeAnthropicStreamParser,
@@ -16,7 +17,12 @@ import {
 import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
 import { completeJson, countJson, streamSse } from "./shared.ts"
 
-const headersOf = (key: UpstreamKey): Record<string, string> => ({ "x-api-key": Redacted.value(key.secret), "anthropic-version": "2023-06-01" })
+/** The key, the pinned API version, and the betas an Anthropic client named (forwarded as it sent them). */
+const headersOf = (key: UpstreamKey, chat: ChatRequest): Record<string, string> => ({
+  "x-api-key": Redacted.value(key.secret),
+  "anthropic-version": "2023-06-01",
+  ...anthropicBetaHeader(chat)
+})
 
 const requestOf = (chat: ChatRequest, target: UpstreamTarget, stream: boolean) =>
   buildAnthropicRequest(chat, {
@@ -29,15 +35,15 @@ const requestOf = (chat: ChatRequest, target: UpstreamTarget, stream: boolean) =
 export const anthropic: ProviderAdapter = {
   format: "anthropic-messages",
   complete: (chat, target) =>
-    Effect.suspend(() => completeJson(target, headersOf(target.key), requestOf(chat, target, false), parseAnthropicResponse)),
+    Effect.suspend(() => completeJson(target, headersOf(target.key, chat), requestOf(chat, target, false), parseAnthropicResponse)),
   // Anthropic names its SSE events (message_start, content_block_delta ...): the parser reads the name and the data.
   stream: (chat, target) =>
-    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), makeAnthropicStreamParser())),
+    Effect.suspend(() => streamSse(target, headersOf(target.key, chat), requestOf(chat, target, true), makeAnthropicStreamParser())),
   countTokens: (chat, target) =>
     Effect.suspend(() =>
       countJson(
         target,
-        headersOf(target.key),
+        headersOf(target.key, chat),
         buildAnthropicCountTokensRequest(chat, { upstreamModel: target.upstreamModel, ...anthropicOptionsOf(target.traits) }),
         parseAnthropicCountTokens
       )

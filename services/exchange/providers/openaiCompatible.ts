@@ -16,16 +16,21 @@ const headersOf = (key: UpstreamKey): Record<string, string> => ({ authorization
 const requestOf = (chat: ChatRequest, target: UpstreamTarget, stream: boolean) =>
   buildOpenaiChatRequest(chat, { upstreamModel: target.upstreamModel, vendor: target.vendor, stream, ...openaiChatOptionsOf(target.traits) })
 
-/** The format names no SSE events: every message is a `data:` chunk (or the `[DONE]` terminator). */
-const streamParser = (): SseParser => {
-  const parse = makeOpenaiChatStreamParser()
+/**
+ * The format names no SSE events: every message is a `data:` chunk (or the `[DONE]` terminator). Usage is read in the
+ * catalog vendor's terms (xAI counts reasoning beside `completion_tokens`, the others inside it).
+ */
+const streamParser = (vendor: string): SseParser => {
+  const parse = makeOpenaiChatStreamParser(vendor)
   return (_event, data) => parse(data)
 }
 
 export const openaiCompatible: ProviderAdapter = {
   format: "openai-chat",
   complete: (chat, target) =>
-    Effect.suspend(() => completeJson(target, headersOf(target.key), requestOf(chat, target, false), parseOpenaiChatResponse)),
+    Effect.suspend(() =>
+      completeJson(target, headersOf(target.key), requestOf(chat, target, false), (json) => parseOpenaiChatResponse(json, target.vendor))
+    ),
   stream: (chat, target) =>
-    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser()))
+    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser(target.vendor)))
 }
