@@ -8,6 +8,7 @@ import * as Fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import type { ChatRequest } from "../domain/exchange/canonical.ts"
 import { droppedParameters } from "../domain/exchange/droppedParameters.ts"
+import type { RoutableModel } from "../domain/exchange/routing.ts"
 import { betasOf, decodeMessagesRequest } from "../domain/exchange/translate/anthropicInbound.ts"
 import { anthropicBetaHeader, buildAnthropicRequest } from "../domain/exchange/translate/anthropicUpstream.ts"
 import { buildOpenaiChatRequest } from "../domain/exchange/translate/openaiChatUpstream.ts"
@@ -30,6 +31,16 @@ const decode = (request: Captured) => {
   return result.right
 }
 
+/** A served model as droppedParameters reads it: its upstream format and vendor, and whether it can reason. */
+const served = (format: string, vendor: string, reasons = true): RoutableModel =>
+  ({
+    key: `${vendor}/m`,
+    vendor,
+    provider: { name: vendor, format },
+    card: { reasoning: reasons },
+    listing: { price: { reasoningOutput: reasons ? {} : null } }
+  }) as unknown as RoutableModel
+
 const anthropicBody = (chat: ChatRequest, thinkingStyle: "adaptive" | "budget" = "adaptive") =>
   buildAnthropicRequest(chat, { upstreamModel: "claude-opus-5-5", stream: true, defaultMaxTokens: 4096, thinkingStyle }).body
 
@@ -47,7 +58,7 @@ describe("Claude Code's requests decode", () => {
       thinkingDisplay: "omitted"
     })
     // Adaptive thinking at the client's effort, its text withheld (display "omitted").
-    expect(chat.reasoning).toEqual({ effort: "medium", budgetTokens: 64000, exclude: true })
+    expect(chat.reasoning).toEqual({ effort: "medium", budgetTokens: 64000, exclude: true, adaptive: true })
     expect(chat.tools.find((tool) => tool.name === "DeferredToolPlaceholder")?.anthropicFields).toEqual({ defer_loading: true })
     expect(chat.messages.map((m) => m.role)).toEqual(["system", "user", "system"])
   })
@@ -101,8 +112,8 @@ describe("on an Anthropic upstream, what Claude Code sent reaches the vendor as 
     })
     const assistant = anthropicBody(chat).messages.find((m) => m.role === "assistant")!
     expect(assistant.content.map((b) => b.type)).toEqual(["tool_use"])
-    expect(droppedParameters(chat, "anthropic-messages", "anthropic")).toEqual(["messages[].thinking"])
-    expect(droppedParameters(decode(toolTurn).chat, "anthropic-messages", "anthropic")).toEqual([])
+    expect(droppedParameters(chat, served("anthropic-messages", "anthropic"))).toEqual(["messages[].thinking"])
+    expect(droppedParameters(decode(toolTurn).chat, served("anthropic-messages", "anthropic"))).toEqual([])
   })
 
   it("passes the top-level cache_control and a budget model's display through", () => {
@@ -128,7 +139,7 @@ describe("on another vendor, each field is translated or dropped and named", () 
 
   it("names what only Anthropic takes", () => {
     const { chat } = decode(toolTurn)
-    expect(droppedParameters(chat, "openai-chat", "openai")).toEqual([
+    expect(droppedParameters(chat, served("openai-chat", "openai"))).toEqual([
       "anthropic-beta",
       "context_management",
       "messages[].output_config",
@@ -136,13 +147,13 @@ describe("on another vendor, each field is translated or dropped and named", () 
       "messages[].thinking"
     ])
     // DeepSeek takes the replayed reasoning back as its own: nothing of the thinking block is lost there.
-    expect(droppedParameters(chat, "openai-chat", "deepseek")).toEqual([
+    expect(droppedParameters(chat, served("openai-chat", "deepseek"))).toEqual([
       "anthropic-beta",
       "context_management",
       "messages[].output_config",
       "tools[].defer_loading"
     ])
-    expect(droppedParameters(chat, "gemini", "google")).toContain("messages[].thinking")
+    expect(droppedParameters(chat, served("gemini", "google"))).toContain("messages[].thinking")
   })
 
   it("translates adaptive thinking's effort and keeps per-turn system messages in place", () => {
@@ -168,10 +179,17 @@ describe("on another vendor, each field is translated or dropped and named", () 
     expect(openaiBody(withoutThinking, "deepseek").messages.find((m) => m.role === "assistant")).toMatchObject({ reasoning_content: "" })
   })
 
+  it("serves adaptive thinking on a model that cannot reason without it, naming thinking dropped", () => {
+    const { chat } = decode(firstTurn)
+    expect(chat.reasoning?.adaptive).toBe(true)
+    expect(droppedParameters(chat, served("openai-chat", "mistralai", false))[0]).toBe("thinking")
+    expect(droppedParameters(chat, served("openai-chat", "mistralai", true))).not.toContain("thinking")
+  })
+
   it("names output_config.effort without thinking, which tunes only Anthropic's answer", () => {
     const { chat } = decode({ path: "/v1/messages", headers: {}, body: { max_tokens: 100, output_config: { effort: "low" }, messages: [{ role: "user", content: "hi" }] } })
     expect(chat.reasoning).toBeUndefined()
-    expect(droppedParameters(chat, "openai-chat", "openai")).toEqual(["output_config.effort"])
+    expect(droppedParameters(chat, served("openai-chat", "openai"))).toEqual(["output_config.effort"])
     expect(anthropicBody(chat).output_config).toEqual({ effort: "low" })
   })
 })

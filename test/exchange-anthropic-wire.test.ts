@@ -200,7 +200,10 @@ describe("decodeMessagesRequest: mapping", () => {
   it("maps thinking: disabled = null, adaptive = medium, display omitted = exclude", () => {
     expect(decoded({ ...base, thinking: { type: "disabled" } }).chat.reasoning).toBeNull()
     expect(decoded(base).chat.reasoning).toBeUndefined()
-    expect(decoded({ ...base, thinking: { type: "adaptive" } }).chat.reasoning).toEqual({ effort: "medium", budgetTokens: 2048, exclude: false })
+    expect(decoded({ ...base, thinking: { type: "adaptive" } }).chat.reasoning).toEqual({ effort: "medium", budgetTokens: 2048, exclude: false, adaptive: true })
+    // output_config.effort sets adaptive thinking's depth; Anthropic's levels above high are high in the canonical three.
+    expect(decoded({ ...base, thinking: { type: "adaptive" }, output_config: { effort: "low" } }).chat.reasoning).toMatchObject({ effort: "low", budgetTokens: 1024 })
+    expect(decoded({ ...base, thinking: { type: "adaptive" }, output_config: { effort: "max" } }).chat.reasoning).toMatchObject({ effort: "high" })
     expect(decoded({ ...base, thinking: { type: "enabled", budget_tokens: 3000, display: "omitted" } }).chat.reasoning).toEqual({
       effort: "high",
       budgetTokens: 3000,

@@ -46,7 +46,8 @@ const received = async (): Promise<Array<{ path: string; headers: Record<string,
 const RATES = {
   "anthropic/claude-sonnet-4.5": { input: "3", output: "15", cacheRead: "0.3", write5m: "3.75", write1h: "6" },
   "deepseek/deepseek-reasoner": { input: "0.28", output: "0.42", cacheRead: "0.028", write5m: "0.28", write1h: "0.28" },
-  "openai/gpt-5": { input: "1.25", output: "10", cacheRead: "0.125", write5m: "1.25", write1h: "1.25" }
+  "openai/gpt-5": { input: "1.25", output: "10", cacheRead: "0.125", write5m: "1.25", write1h: "1.25" },
+  "openai/gpt-4.1": { input: "2", output: "8", cacheRead: "0.5", write5m: "2", write1h: "2" }
 } as const
 
 type Turn = Awaited<ReturnType<typeof sendTurn>>
@@ -162,19 +163,22 @@ describe("Claude Code's tool loop on an Anthropic model", () => {
 
 describe("Claude Code's tool loop on other vendors", () => {
   it.each([
-    ["deepseek-reasoner", "deepseek/deepseek-reasoner"],
-    ["gpt-5", "openai/gpt-5"]
-  ] as const)("%s answers both turns, names what it dropped, and bills each turn", async (model, key) => {
+    ["deepseek-reasoner", "deepseek/deepseek-reasoner", "medium"],
+    ["gpt-5", "openai/gpt-5", "medium"],
+    // A model that cannot reason: adaptive thinking lets the model decide, so it answers without (named dropped).
+    ["gpt-4.1", "openai/gpt-4.1", undefined]
+  ] as const)("%s answers both turns, names what it dropped, and bills each turn", async (model, key, effort) => {
     const first = await sendTurn(model, firstTurn.body.messages)
     expect(first.response.headers.get("x-model-used")).toBe(key)
     const dropped = first.response.headers.get("x-dropped-parameters")!.split(", ")
     expect(dropped).toEqual(expect.arrayContaining(["anthropic-beta", "context_management", "messages[].output_config", "tools[].defer_loading"]))
+    expect(dropped.includes("thinking")).toBe(effort === undefined)
     expect(first.stopReason).toBe("tool_use")
     // Another vendor's reasoning is never signed, and its text was asked to be withheld: no thinking block at all.
     expect(first.content.map((b) => b.type)).toEqual(["tool_use"])
     const forwarded = (await received()).at(-1)!
     expect(forwarded.path).toBe("/v1/chat/completions")
-    expect(forwarded.body.reasoning_effort).toBe("medium")
+    expect(forwarded.body.reasoning_effort).toBe(effort)
     expect(JSON.stringify(forwarded.body)).not.toMatch(/context_management|defer_loading|clear_thinking/)
 
     const second = await sendTurn(model, secondTurnMessages(first))

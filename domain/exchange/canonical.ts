@@ -113,6 +113,11 @@ export interface ReasoningRequest {
   readonly budgetTokens: number
   /** Reason but withhold the reasoning text from the reply (still generated and billed). */
   readonly exclude: boolean
+  /**
+   * Anthropic's adaptive thinking: the model decides whether to think, so a model that cannot reason serves the request
+   * without it (named dropped) instead of refusing it.
+   */
+  readonly adaptive?: boolean | undefined
 }
 
 /** A chat request as every upstream adapter receives it. Absent optional fields are not sent upstream. */

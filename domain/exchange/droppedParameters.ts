@@ -8,7 +8,7 @@
  * `tools[].defer_loading`, `messages[].thinking`; a header is named as the header (`anthropic-beta`).
  */
 import type { ChatRequest } from "./canonical.ts"
-import type { UpstreamFormat } from "./providers.ts"
+import { canReason, type RoutableModel } from "./routing.ts"
 import { replaysReasoning } from "./translate/openaiChatUpstream.ts"
 
 /** SPEC "Parameter policy": dropped on Anthropic-served models. */
@@ -52,5 +52,9 @@ const droppedByOthers = (chat: ChatRequest, vendor: string): Array<string> => {
   return dropped
 }
 
-export const droppedParameters = (chat: ChatRequest, format: UpstreamFormat, vendor: string): ReadonlyArray<string> =>
-  format === "anthropic-messages" ? droppedByAnthropic(chat) : droppedByOthers(chat, vendor)
+/** What the serving model did not get of the request (`chat` as the exchange took it, before `requestFor`). */
+export const droppedParameters = (chat: ChatRequest, model: RoutableModel): ReadonlyArray<string> => {
+  // Adaptive thinking leaves the choice to think to the model: one that cannot reason answers without it.
+  const thinking = chat.reasoning?.adaptive === true && !canReason(model) ? ["thinking"] : []
+  return [...thinking, ...(model.provider.format === "anthropic-messages" ? droppedByAnthropic(chat) : droppedByOthers(chat, model.vendor))]
+}

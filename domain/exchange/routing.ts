@@ -39,6 +39,11 @@ export interface RoutableCatalog {
   readonly aliasesOf: (modelKey: string) => ReadonlyArray<string>
   /** The vendors of the catalog that have no provider configured (what an operator could still enable). */
   readonly unconfiguredVendors: ReadonlyArray<string>
+  /**
+   * Why a catalog model is not routable here: `permanent` when it never will be (retired, not a chat model), else no
+   * provider serves it (what an operator can change).
+   */
+  readonly whyNotRoutable: (modelKey: string) => { readonly permanent: boolean; readonly reason: string }
 }
 
 const vendorOf = (key: string) => key.slice(0, key.indexOf("/"))
@@ -53,9 +58,17 @@ export const makeRoutableCatalog = (
 ): RoutableCatalog => {
   const byVendor = new Map(providers.map((p) => [p.name, p]))
   const models = new Map<string, RoutableModel>()
+  const reasons = new Map<string, string>()
   for (const listing of catalog) {
     const card = listing.card
-    if (card.kind !== "text" || (card.retiredAt !== null && card.retiredAt <= now)) continue
+    if (card.retiredAt !== null && card.retiredAt <= now) {
+      reasons.set(card.id, `it was retired on ${card.retiredAt.toISOString().slice(0, 10)} and is no longer served`)
+      continue
+    }
+    if (card.kind !== "text") {
+      reasons.set(card.id, `it is not a chat model (kind ${card.kind})`)
+      continue
+    }
     const vendor = vendorOf(card.id)
     // A provider is named by the catalog's provider key (`xai`, `alibaba`), which is not always the slug its
     // model ids start with (`x-ai/`, `qwen/`); the slug is accepted too.
@@ -76,6 +89,12 @@ export const makeRoutableCatalog = (
     resolveInCatalog: ids.resolveInCatalog,
     suggest: (name) => ids.suggest(name),
     aliasesOf: ids.aliasesOf,
+    whyNotRoutable: (key) => {
+      const permanent = reasons.get(key)
+      return permanent !== undefined
+        ? { permanent: true, reason: permanent }
+        : { permanent: false, reason: `no configured provider serves it (configure ${vendorOf(key)} in PROVIDERS_FILE or set its API key variable)` }
+    },
     unconfiguredVendors: [...new Set(catalog.filter((l) => !byVendor.has(l.card.providerKey) && !byVendor.has(vendorOf(l.card.id))).map((l) => l.card.providerKey))].sort()
   }
 }
@@ -84,6 +103,14 @@ export const makeRoutableCatalog = (
 export const canReason = (model: RoutableModel): boolean => model.card.reasoning && model.listing.price.reasoningOutput !== null
 
 export const wantsReasoning = (chat: ChatRequest): boolean => chat.reasoning !== undefined && chat.reasoning !== null
+
+/** Reasoning the model must give: asked for, and not adaptive (which a model that cannot reason answers without). */
+const lacksReasoning = (chat: ChatRequest, model: RoutableModel): boolean =>
+  wantsReasoning(chat) && chat.reasoning?.adaptive !== true && !canReason(model)
+
+/** The request as one candidate takes it: adaptive thinking is left out for a model that cannot reason. */
+export const requestFor = (chat: ChatRequest, model: RoutableModel): ChatRequest =>
+  chat.reasoning?.adaptive === true && !canReason(model) ? { ...chat, reasoning: undefined } : chat
 
 export type Chooser = "engine" | "list" | "degraded" | "pin"
 
@@ -117,11 +144,15 @@ const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Ei
   const inCatalog = catalog.resolveInCatalog(name)
   if (inCatalog._tag === "Found") {
     const key = inCatalog.modelKey
-    return Either.left(
-      new ServiceUnavailable({
-        message: `${key} is in the catalog but not routable here: no configured provider serves it (configure ${vendorOf(key)} in PROVIDERS_FILE or set its API key variable).`
-      })
-    )
+    const why = catalog.whyNotRoutable(key)
+    // A model that will never be served is the client's to change (422, with what is close); a missing provider is
+    // the operator's (503).
+    if (why.permanent) {
+      const close = catalog.suggest(name)
+      const hint = close.length === 0 ? "" : ` Did you mean ${close.join(", ")}?`
+      return Either.left(invalid(`${param}: ${key} is not served: ${why.reason}.${hint}`, param))
+    }
+    return Either.left(new ServiceUnavailable({ message: `${key} is in the catalog but not routable here: ${why.reason}.` }))
   }
   // The closest routable ids help with a typo or another gateway's spelling of the model.
   const close = catalog.suggest(name)
@@ -150,7 +181,7 @@ export const planCandidates = (
     const allowed = allowedBy(allowedModels)
     const auto = isAuto(route.model) && route.models === undefined
     const reasoningParam = inbound === "messages" ? "thinking" : "reasoning"
-    const refusalOf = (m: RoutableModel) => parameterRefusal(m.traits, m.vendor, chat, { inbound, model: m.key })
+    const refusalOf = (m: RoutableModel) => parameterRefusal(m.traits, m.vendor, requestFor(chat, m), { inbound, model: m.key })
     if (route.models !== undefined && route.model !== undefined && isAuto(route.model)) {
       return yield* Either.left(invalid("models[] cannot be combined with model \"auto\".", "models"))
     }
@@ -160,7 +191,7 @@ export const planCandidates = (
     if (auto) {
       const able = [...catalog.models.values()]
         .filter(allowed)
-        .filter((m) => !wantsReasoning(chat) || canReason(m))
+        .filter((m) => !lacksReasoning(chat, m))
       // A model that refuses one of the request's parameters cannot serve it; if every one does, the first refusal says why.
       const candidates = able
         .filter((m) => refusalOf(m) === undefined)
@@ -181,7 +212,7 @@ export const planCandidates = (
       if (!allowed(model)) {
         return yield* Either.left(new ModelRestricted({ message: `This API key may not use ${model.key} (allowedModels).`, param }))
       }
-      if (wantsReasoning(chat) && !canReason(model)) {
+      if (lacksReasoning(chat, model)) {
         const refusal = invalid(`${model.key} does not offer reasoning (no priced reasoning output).`, reasoningParam)
         if (names.length === 1) return yield* Either.left(refusal)
         skipped ??= refusal

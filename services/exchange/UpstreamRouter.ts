@@ -7,7 +7,7 @@
 import { Clock, Effect, Either, Option } from "effect"
 import type { ChatRequest } from "../../domain/exchange/canonical.ts"
 import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts"
-import type { CandidatePlan, RoutableModel } from "../../domain/exchange/routing.ts"
+import { type CandidatePlan, requestFor, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { ValidationFailed } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import type { Pin } from "./AutoRouter.ts"
@@ -86,7 +86,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
           tried.add(admission.key.id)
           const started = yield* Clock.currentTimeMillis
           const outcome = yield* Effect.either(
-            upstream.call(chat, {
+            upstream.call(requestFor(chat, model), {
               provider: model.provider,
               key: admission.key,
               upstreamModel: model.card.sdkId,

@@ -144,7 +144,7 @@ const reasoningOf = (
     const effort = canonicalEffort(requestedEffort) ?? "medium"
     const budgetTokens = budgetOfEffort(effort, maxTokens)
     return budgetTokens < maxTokens
-      ? Either.right(withExclude({ effort, budgetTokens, exclude: false }))
+      ? Either.right(withExclude({ effort, budgetTokens, exclude: false, adaptive: true }))
       : refuse(
         `thinking.type=adaptive reasons at a ${effort} budget of ${budgetTokens} tokens, which must be below max_tokens=${maxTokens}; raise max_tokens or send {type:"enabled", budget_tokens}.`,
         "thinking.type"
