@@ -158,7 +158,8 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
       const chosen = planned.auto
         ? yield* autoRouter.choose({
           plan: planned,
-          hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
+          // Which models `auto` could send to now, whatever the size: a count reserves nothing, and answers any input.
+          hasCapacity: (m) => providers.hasCapacity(m.provider.name, 0, now),
           price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
           bias: call.route.routingBias
         })
