@@ -508,9 +508,13 @@ describe("GET /v1/models", () => {
       created: Date.UTC(2025, 3, 14) / 1000,
       owned_by: "openai",
       displayName: "GPT-4.1 (fixture)",
-      routingAliases: ["gpt-4.1"],
+      routingAliases: ["gpt-4.1", "gpt-4-1"],
       maxInputTokens: 1000000
     })
+    // The vendors' own ids that route to a model are listed with it.
+    const aliases = Object.fromEntries((list.body.data as Array<{ id: string; routingAliases: Array<string> }>).map((m) => [m.id, m.routingAliases]))
+    expect(aliases["openai/gpt-tiny"]).toEqual(["gpt-tiny", "gpt-4.1-nano"])
+    expect(aliases["anthropic/claude-sonnet-4.5"]).toEqual(["claude-sonnet-4.5", "claude-sonnet-4-5"])
     // The oracle's catalog marks the same models as integrated (routable through the exchange).
     const catalog = await api().call("GET", "/v1/oracle/catalog", undefined, { ip: "198.51.100.7" })
     const integrated = (catalog.body.models as Array<{ modelKey: string; integrated: boolean }>).filter((m) => m.integrated).map((m) => m.modelKey).sort()

@@ -7,7 +7,7 @@ import type { RoutableCatalog } from "../../domain/exchange/routing.ts"
 import type { ModelList } from "../../src/api/ExchangeApi.ts"
 import { Exchange } from "./Exchange.ts"
 
-/** The list of one routable catalogue: each model with the spellings that route to it besides its id. */
+/** The list of one routable catalogue: each model with the spellings that route to it besides its id (modelIds.ts). */
 export const modelList = (catalog: RoutableCatalog): typeof ModelList.Type => ({
   object: "list",
   data: [...catalog.models.values()]
@@ -21,7 +21,8 @@ export const modelList = (catalog: RoutableCatalog): typeof ModelList.Type => ({
         created: Math.floor(model.card.releasedAt.getTime() / 1000),
         owned_by: model.vendor,
         displayName: model.card.displayName,
-        routingAliases: resolved._tag === "Found" && resolved.modelKey === model.key ? [bare] : [],
+        // The bare name when it is unambiguous, then the vendor's own API ids that resolve here (its sdkId, aliases).
+        routingAliases: [...new Set([...(resolved._tag === "Found" && resolved.modelKey === model.key ? [bare] : []), ...catalog.aliasesOf(model.key)])],
         ...(model.card.maxInputTokens !== null ? { maxInputTokens: model.card.maxInputTokens } : {})
       }
     })
