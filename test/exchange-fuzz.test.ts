@@ -1,10 +1,16 @@
 /**
- * Fuzzing the two inference endpoints (issue 11 item 8): FUZZ_COUNT (default 10000) seeded bodies per inbound format,
+ * Fuzzing the inference endpoints (issue 11 item 8): FUZZ_COUNT (default 10000) seeded bodies per inbound format,
  * each a valid request mutated 1-3 times (test/support/fuzzBodies.ts), sent over a real socket to the real server on
  * the vendor simulator and a real database. Every answer is below 500; every refusal is SPEC "Errors"' envelope with
  * a known code at that code's status; every stream ends as SPEC "Streaming" says (or with `stream_interrupted`); and
  * the ledger moved only for the answers that were served: one charge per 2xx equal to its reported bill, no live
  * hold, the balance down by exactly the charges.
+ *
+ * The messages bodies include what Anthropic's own clients send (a trimmed Claude Code body among them), with the
+ * `anthropic-beta` header and `?beta=true` now and then. POST /v1/messages/count_tokens is fuzzed too, with
+ * FUZZ_COUNT / COUNT_SHARE bodies (docs/decisions.md "Token counting"): below 500, refusals in the envelope, a 200 is
+ * `{input_tokens}` with a non-negative integer, and nothing is billed (the balance and the ledger do not move).
+ * Before the runs every seed request is sent as it is: each is served (or refused by the upstream, where marked).
  *
  * Replay: FUZZ_SEED=<seed> (printed) regenerates the same bodies; `generateFuzzBody(format, seed, index)` one of them.
  */
@@ -12,17 +18,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { envelopeTextProblem } from "./support/errorEnvelope.ts"
-import { envInt, type FuzzBody, type FuzzFormat, generateFuzzBody } from "./support/fuzzBodies.ts"
+import { UPSTREAM_REFUSED_SEEDS } from "./support/fuzzAgentDialect.ts"
+import { FUZZ_PATHS, type FuzzBody, generateFuzzBody, seedBody, seedsOf } from "./support/fuzzBodies.ts"
+import { envInt, type FuzzFormat } from "./support/fuzzCore.ts"
 import { recordFigure } from "./support/reliability.ts"
 
 const DEFAULT_SEED = 0x5eed_2011
 const SEED = envInt("FUZZ_SEED", DEFAULT_SEED, 0)
 const COUNT = envInt("FUZZ_COUNT", 10_000, 1)
 const CONCURRENCY = envInt("FUZZ_CONCURRENCY", 8, 1)
-/** FUZZ_ONLY="chat:16,messages:240-250,7" replays just those bodies of the run (no format: of both formats). */
+/** The token count's run is FUZZ_COUNT / COUNT_SHARE bodies: one body shape, no generation, no ledger to move. */
+const COUNT_SHARE = 4
+const countOf = (format: FuzzFormat) => (format === "count" ? Math.ceil(COUNT / COUNT_SHARE) : COUNT)
+/** FUZZ_ONLY="chat:16,messages:240-250,count:3,7" replays just those bodies of the run (no format: of every format). */
 const ONLY = (process.env.FUZZ_ONLY ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
 const indexesOf = (format: FuzzFormat): ReadonlyArray<number> => {
-  if (ONLY.length === 0) return Array.from({ length: COUNT }, (_, i) => i)
+  if (ONLY.length === 0) return Array.from({ length: countOf(format) }, (_, i) => i)
   return ONLY.flatMap((entry) => {
     const [prefix, range] = entry.includes(":") ? entry.split(":") : [format, entry]
     const [from, to = from] = (range ?? "").split("-").map(Number)
@@ -78,9 +89,13 @@ const describeBody = (body: FuzzBody): string => {
   const text = Buffer.from(body.bytes).toString("utf8").replace(/(.)\1{31,}/gsu, (run, char: string) => `<${JSON.stringify(char)} x ${[...run].length}>`)
   const shown = text.length > 3000 ? `${text.slice(0, 3000)}... (${body.bytes.length} bytes)` : text
   return [
-    `FUZZ_SEED=${SEED} format=${body.format} index=${body.index} (seed request ${body.seedRequest}; replay: generateFuzzBody(${JSON.stringify(body.format)}, ${SEED}, ${body.index}))`,
+    body.index < 0
+      ? `format=${body.format} seed request ${body.seedRequest} as it is (seedBody(${JSON.stringify(body.format)}, ${body.seedRequest}))`
+      : `FUZZ_SEED=${SEED} format=${body.format} index=${body.index} (seed request ${body.seedRequest}; replay: generateFuzzBody(${JSON.stringify(body.format)}, ${SEED}, ${body.index}))`,
     `mutations: ${JSON.stringify(body.mutations)}`,
-    `content-type: ${body.contentType ?? "(none)"}${body.format === "messages" ? `, key as ${body.xApiKey ? "x-api-key" : "Bearer"}` : ""}`,
+    `POST ${FUZZ_PATHS[body.format]}${body.query}`,
+    `content-type: ${body.contentType ?? "(none)"}${body.format !== "chat" ? `, key as ${body.xApiKey ? "x-api-key" : "Bearer"}` : ""}`,
+    `anthropic-beta: ${body.betaHeader === undefined ? "(none)" : JSON.stringify(body.betaHeader.length > 300 ? `${body.betaHeader.slice(0, 300)}...` : body.betaHeader)}`,
     `body: ${JSON.stringify(shown)}`
   ].join("\n")
 }
@@ -101,7 +116,7 @@ const sseEvents = (text: string): Array<{ event: string | undefined; data: strin
     })
 
 /** SPEC "Streaming": the chat stream ends `data: [DONE]` after the final chunk; the messages stream ends `message_stop`. */
-const streamProblem = (format: FuzzFormat, text: string): string | undefined => {
+const streamProblem = (format: Exclude<FuzzFormat, "count">, text: string): string | undefined => {
   if (!text.endsWith("\n\n")) return "the stream does not end on an event boundary"
   const events = sseEvents(text)
   if (events.length === 0) return "the stream is empty"
@@ -150,14 +165,49 @@ const streamProblem = (format: FuzzFormat, text: string): string | undefined => 
   return last.event === "error" && interrupted(last.data) ? undefined : `the messages stream ends with ${JSON.stringify(last.event)}, neither message_stop nor stream_interrupted`
 }
 
+/** Seed requests sent as they are, before the runs: their outcomes feed the ledger's check. */
+const seedOutcomes: Array<Outcome> = []
+
+/**
+ * Every seed request of `format`, unmutated: served (200), or, for a seed the upstream refuses by design, a 4xx in
+ * the envelope. A seed that stopped being valid would leave its mutations testing only the first refusal.
+ */
+const sendSeeds = async (format: FuzzFormat): Promise<{ outcomes: Array<Outcome>; failures: Array<Failure> }> => {
+  const outcomes: Array<Outcome> = []
+  const failures: Array<Failure> = []
+  await Promise.all(
+    seedsOf(format).map(async (seed, i) => {
+      const body = seedBody(format, i)
+      const { outcome, problem } = await exercise(body)
+      if (outcome !== undefined) outcomes.push(outcome)
+      // The count does not reach the upstream's refusal: a vendor counter that fails leaves the local estimate.
+      const refusedUpstream = format !== "count" && UPSTREAM_REFUSED_SEEDS.has(seed)
+      if (problem !== undefined) failures.push({ body, problem })
+      else if (outcome !== undefined && refusedUpstream !== (outcome.status !== 200)) {
+        failures.push({
+          body,
+          problem: refusedUpstream
+            ? `a seed the upstream refuses was answered ${outcome.status}`
+            : `a seed request was not served: ${outcome.status} ${outcome.code}`
+        })
+      } else if (outcome !== undefined && refusedUpstream && !(outcome.status >= 400 && outcome.status < 500 && outcome.vendorRefusal)) {
+        failures.push({ body, problem: `a seed the upstream refuses was not answered as the vendor's refusal: ${outcome.status} ${outcome.code}` })
+      }
+    })
+  )
+  failures.sort((a, b) => a.body.seedRequest - b.body.seedRequest)
+  return { outcomes, failures }
+}
+
 /** Sends one body and judges the answer; the outcome feeds the ledger's check. */
 const exercise = async (body: FuzzBody): Promise<{ outcome?: Outcome; problem?: string }> => {
   const key = keys[body.format]
   const headers: Record<string, string> = {
     ...(body.contentType === undefined ? {} : { "content-type": body.contentType }),
-    ...(body.xApiKey ? { "x-api-key": key.secret } : { authorization: `Bearer ${key.secret}` })
+    ...(body.xApiKey ? { "x-api-key": key.secret } : { authorization: `Bearer ${key.secret}` }),
+    ...(body.betaHeader === undefined ? {} : { "anthropic-beta": body.betaHeader })
   }
-  const path = body.format === "chat" ? "/v1/chat/completions" : "/v1/messages"
+  const path = `${FUZZ_PATHS[body.format]}${body.query}`
   let status: number
   let responseHeaders: Headers
   let text: string
@@ -197,6 +247,24 @@ const exercise = async (body: FuzzBody): Promise<{ outcome?: Outcome; problem?: 
     }
   }
   if (status !== 200) return { problem: `a success other than 200: ${answer}` }
+  if (body.format === "count") {
+    // Free: no generation, no id to settle; just the count.
+    if (!contentType.startsWith("application/json")) return { problem: `a count that is not JSON: ${answer}` }
+    let count: unknown
+    try {
+      count = JSON.parse(text)
+    } catch {
+      return { problem: `a count whose body is not JSON: ${answer}` }
+    }
+    const inputTokens = (count as { input_tokens?: unknown } | null)?.input_tokens
+    if (typeof count !== "object" || count === null || Array.isArray(count) || Object.keys(count).join() !== "input_tokens") {
+      return { problem: `a count that is not {input_tokens}: ${answer}` }
+    }
+    if (typeof inputTokens !== "number" || !Number.isSafeInteger(inputTokens) || inputTokens < 0) {
+      return { problem: `input_tokens is not a non-negative integer: ${answer}` }
+    }
+    return { outcome: { index: body.index, status, code: undefined, vendorRefusal: false, requestId: undefined, stream: false, computeUsed: undefined } }
+  }
   const requestId = responseHeaders.get("x-request-id") ?? ""
   if (!/^gen_[0-9a-f]{24}$/.test(requestId)) return { problem: `a 200 without a generation id in X-Request-Id: ${answer}` }
   if (contentType.startsWith("text/event-stream")) {
@@ -221,8 +289,9 @@ const exercise = async (body: FuzzBody): Promise<{ outcome?: Outcome; problem?: 
 /** Every 97th body's bytes, generated before anything else: the run must send exactly these (replayable by index). */
 const sampled = (format: FuzzFormat) => indexesOf(format).filter((i) => i % 97 === 0)
 const fingerprints = new Map<string, string>()
-const fingerprint = (body: FuzzBody) => `${body.contentType}|${body.xApiKey}|${Buffer.from(body.bytes).toString("base64")}`
-for (const format of ["chat", "messages"] as const) {
+const fingerprint = (body: FuzzBody) =>
+  `${body.contentType}|${body.xApiKey}|${body.betaHeader}|${body.query}|${Buffer.from(body.bytes).toString("base64")}`
+for (const format of ["chat", "messages", "count"] as const) {
   for (const index of sampled(format)) fingerprints.set(`${format}:${index}`, fingerprint(generateFuzzBody(format, SEED, index)))
 }
 
@@ -260,27 +329,46 @@ const summary = (run: Run) => {
   return [...byAnswer.entries()].sort((a, b) => b[1] - a[1]).map(([label, n]) => `${label}: ${n}`).join(", ")
 }
 
-const fuzz = async (format: FuzzFormat) => {
+/** The failures of a run (or of the seeds) as one message: how many, the first in full, the other indexes. */
+const failureReport = (failures: ReadonlyArray<Failure>, total: number, what: string) => {
+  const first = failures[0]
+  return first === undefined
+    ? ""
+    : `${failures.length} of ${total} ${what} failed; the first:\n${first.problem}\n${describeBody(first.body)}\n` +
+      `other failing indexes: ${failures.slice(1, 40).map((f) => f.body.index).join(", ")}\n`
+}
+
+/** Runs a format's bodies and prints what they were answered (the failures are asserted by `expectClean`). */
+const runAndReport = async (format: FuzzFormat): Promise<Run> => {
   const run = await runFormat(format)
   runs[format] = run
   console.log(`[fuzz] ${format}: ${run.count} bodies, seed ${SEED}, ${CONCURRENCY} in flight, ${run.ms} ms; ${summary(run)}; ${run.failures.length} failing`)
   for (const failure of run.failures.slice(0, 20)) {
     console.log(`[fuzz] ${format} #${failure.body.index} ${JSON.stringify(failure.body.mutations)}: ${failure.problem.slice(0, 400)}`)
   }
-  const first = run.failures[0]
-  expect(
-    run.failures.length,
-    first === undefined
-      ? ""
-      : `${run.failures.length} of ${run.count} ${format} bodies failed; the first:\n${first.problem}\n${describeBody(first.body)}\n` +
-        `other failing indexes: ${run.failures.slice(1, 40).map((f) => f.body.index).join(", ")}\n`
-  ).toBe(0)
+  return run
+}
+
+const expectClean = (format: FuzzFormat, run: Run) => {
+  expect(run.failures.length, failureReport(run.failures, run.count, `${format} bodies`)).toBe(0)
   expect(run.outcomes).toHaveLength(run.count)
   if (ONLY.length > 0) return
   // The generator reaches both sides: some bodies are served, most are refused.
-  expect(run.outcomes.some((o) => o.status === 200 && o.stream)).toBe(true)
+  if (format !== "count") expect(run.outcomes.some((o) => o.status === 200 && o.stream)).toBe(true)
   expect(run.outcomes.some((o) => o.status === 200 && !o.stream)).toBe(true)
   expect(run.outcomes.some((o) => o.status === 422)).toBe(true)
+}
+
+const fuzz = async (format: FuzzFormat) => expectClean(format, await runAndReport(format))
+
+/** Waits until the account holds nothing live (a stream settles after its last byte). */
+const settled = async () => {
+  const until = Date.now() + 15_000
+  for (;;) {
+    const live = await fx.query(`SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL`, [accountId])
+    if (live.length === 0 || Date.now() > until) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }
 
 beforeAll(async () => {
@@ -288,6 +376,7 @@ beforeAll(async () => {
   fx = await startExchangeFixture()
   keys.chat = await fx.issueKey({ label: "fuzz chat" })
   keys.messages = await fx.issueKey({ label: "fuzz messages" })
+  keys.count = await fx.issueKey({ label: "fuzz count_tokens" })
   // Enough that no hold of a served body is refused for the balance (a few are, by design, for huge max_tokens).
   await fx.grant(1_000_000n * ONE_CREDIT)
   const [row] = await fx.query(`SELECT account_id::text AS account FROM api_keys WHERE id = $1`, [keys.chat.id])
@@ -304,6 +393,18 @@ afterAll(async () => {
 })
 
 describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of valid requests per format`, () => {
+  it(
+    "every seed request of chat and messages, sent as it is, is served (or refused by the upstream, where the seed says so)",
+    async () => {
+      for (const format of ["chat", "messages"] as const) {
+        const { outcomes, failures } = await sendSeeds(format)
+        seedOutcomes.push(...outcomes)
+        expect(failures.length, failureReport(failures, seedsOf(format).length, `${format} seeds`)).toBe(0)
+      }
+    },
+    60_000
+  )
+
   it(
     "POST /v1/chat/completions never answers 5xx, refuses only in SPEC's error envelope at its code's status, and ends every stream with [DONE] or stream_interrupted",
     () => fuzz("chat"),
@@ -322,13 +423,10 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       const served = new Map<string, Outcome>()
       // Refusals that come after the reservation: the vendor refused the body, or no upstream key could take it.
       let refusedAfterHold = 0
-      for (const format of ["chat", "messages"] as const) {
-        const run = runs[format]
-        expect(run, `the ${format} run did not complete`).toBeDefined()
-        for (const o of run!.outcomes) {
-          if (o.requestId !== undefined) served.set(o.requestId, o)
-          if (o.vendorRefusal || o.code === "all_keys_exhausted") refusedAfterHold++
-        }
+      for (const format of ["chat", "messages"] as const) expect(runs[format], `the ${format} run did not complete`).toBeDefined()
+      for (const o of [...seedOutcomes, ...runs.chat!.outcomes, ...runs.messages!.outcomes]) {
+        if (o.requestId !== undefined) served.set(o.requestId, o)
+        if (o.vendorRefusal || o.code === "all_keys_exhausted") refusedAfterHold++
       }
       const keyIds = [keys.chat.id, keys.messages.id]
       // Streams settle after their last byte: allow the settlements a moment.
@@ -394,5 +492,49 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       }
     },
     60_000
+  )
+
+  it(
+    "POST /v1/messages/count_tokens never answers 5xx, refuses only in the envelope, answers {input_tokens} with a non-negative integer, and bills nothing",
+    async () => {
+      const ledgerOf = async () => {
+        const [row] = await fx.query(
+          `SELECT coalesce(max(id), 0)::text AS last, count(*)::int AS entries FROM ledger_entries WHERE account_id = $1`,
+          [accountId]
+        )
+        const [holds] = await fx.query(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [accountId])
+        const [generations] = await fx.query(`SELECT count(*)::int AS n FROM generations WHERE account_id = $1`, [accountId])
+        const { balanceWei, reservedWei } = await account()
+        return { lastEntry: row.last as string, entries: row.entries as number, holds: holds.n as number, generations: generations.n as number, balanceWei, reservedWei }
+      }
+      // After the sends have settled, the account is still: whatever moves now moved for a count.
+      await settled()
+      const before = await ledgerOf()
+      expect(before.reservedWei).toBe("0")
+
+      const seeds = await sendSeeds("count")
+      const run = await runAndReport("count")
+
+      // Nothing billed, whatever the answers were.
+      expect(await ledgerOf(), "the account after counting").toEqual(before)
+      const byKey = await fx.query(
+        `SELECT (SELECT count(*) FROM holds WHERE api_key_id = $1)::int AS holds,
+                (SELECT count(*) FROM generations WHERE api_key_id = $1)::int AS generations,
+                (SELECT count(*) FROM ledger_entries WHERE api_key_id = $1)::int AS entries`,
+        [keys.count.id]
+      )
+      expect(byKey[0]).toEqual({ holds: 0, generations: 0, entries: 0 })
+      expect(seeds.failures.length, failureReport(seeds.failures, seedsOf("count").length, "count seeds")).toBe(0)
+      expectClean("count", run)
+      if (ONLY.length === 0) {
+        recordFigure({
+          suite: "test/exchange-fuzz.test.ts",
+          tried: "seeded hostile bodies to /v1/messages/count_tokens",
+          volume: `${run.count} bodies and ${seedsOf("count").length} seed requests, seed ${SEED}`,
+          held: `0 answers 5xx; every refusal in the envelope at its code's status; ${run.outcomes.filter((o) => o.status === 200).length} counts, each {input_tokens} a non-negative integer; no hold, generation or ledger entry, the balance unchanged`
+        })
+      }
+    },
+    RUN_TIMEOUT_MS
   )
 })

@@ -14,26 +14,19 @@ import {
   clone,
   deepFreeze,
   isObj,
-  longString,
   mulberry32,
-  nested,
-  nonObjectBody,
   type Obj,
   objectsOf,
   put,
-  randomValue,
   RawEntries,
   RawJson,
   Rng,
   serialize,
   setKey,
   slotsOf,
-  UNKNOWN_KEYS,
-  type Value,
-  WEIRD_STRINGS,
-  weirdNumber,
-  weirdString
-} from "./fuzzBodies.ts"
+  type Value
+} from "./fuzzCore.ts"
+import { longString, nested, nonObjectBody, randomValue, UNKNOWN_KEYS, WEIRD_STRINGS, weirdNumber, weirdString } from "./fuzzValues.ts"
 
 /** The fixture's resources a body may name, by placeholder (the suite also names its paths' resources by these). */
 export type Placeholder = "orgId" | "otherOrgId" | "ownerCfId" | "memberCfId" | "adminCfId" | "keyId" | "poolId" | "invitationToken"
