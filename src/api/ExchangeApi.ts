@@ -95,15 +95,9 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         .setPayload(MessagesBody)
         .addSuccess(MessageReply)
         .addSuccess(EventStream)
-        .addError(errorWire(ValidationFailed))
-        .addError(errorWire(ModelRestricted))
-        .addError(errorWire(Forbidden))
         .addError(errorWire(InsufficientBalance))
         .addError(errorWire(SpendingLimitReached))
         .addError(errorWire(AllKeysExhausted))
-        .addError(errorWire(RateLimited))
-        .addError(errorWire(ServiceUnavailable))
-        .addError(errorWire(InternalError))
         .annotate(OpenApi.Summary, "Messages (Anthropic wire format), streaming or not, billed from the key's account")
         .annotate(
           OpenApi.Description,
@@ -116,12 +110,6 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
     HttpApiEndpoint.post("countTokens", "/v1/messages/count_tokens")
       .setPayload(CountTokensBody)
       .addSuccess(MessageTokensCount)
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(ModelRestricted))
-      .addError(errorWire(Forbidden))
-      .addError(errorWire(RateLimited))
-      .addError(errorWire(ServiceUnavailable))
-      .addError(errorWire(InternalError))
       .annotate(OpenApi.Summary, "Count a messages request's input tokens (free, never billed)")
       .annotate(
         OpenApi.Description,
@@ -130,6 +118,13 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
           "Rate-limited per key, apart from the sends."
       )
   )
+  // Both the send and the count refuse these.
+  .addError(errorWire(ValidationFailed))
+  .addError(errorWire(ModelRestricted))
+  .addError(errorWire(Forbidden))
+  .addError(errorWire(RateLimited))
+  .addError(errorWire(ServiceUnavailable))
+  .addError(errorWire(InternalError))
   .middleware(MessagesKeyAuth)
   .annotate(OpenApi.Title, "Messages") {}
 
