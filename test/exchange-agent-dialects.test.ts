@@ -4,8 +4,8 @@
  * sent reaches the vendor as it was sent; on another vendor each is translated or dropped and named.
  */
 import { Either } from "effect"
-import * as Fs from "node:fs"
 import { describe, expect, it } from "vitest"
+import { type CapturedRequest, capturedRequest } from "./support/claudeCode.ts"
 import type { ChatRequest } from "../domain/exchange/canonical.ts"
 import { droppedParameters } from "../domain/exchange/droppedParameters.ts"
 import type { RoutableModel } from "../domain/exchange/routing.ts"
@@ -13,14 +13,8 @@ import { betasOf, decodeMessagesRequest } from "../domain/exchange/translate/ant
 import { anthropicBetaHeader, buildAnthropicRequest } from "../domain/exchange/translate/anthropicUpstream.ts"
 import { buildOpenaiChatRequest } from "../domain/exchange/translate/openaiChatUpstream.ts"
 
-interface Captured {
-  readonly path: string
-  readonly headers: Record<string, string>
-  readonly body: Record<string, any>
-}
-
-const captured = (name: string): Captured =>
-  JSON.parse(Fs.readFileSync(new URL(`./fixtures/claude-code/${name}.json`, import.meta.url), "utf8")) as Captured
+type Captured = CapturedRequest
+const captured = capturedRequest
 
 const firstTurn = captured("turn1")
 const toolTurn = captured("turn2")

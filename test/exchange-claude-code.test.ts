@@ -11,18 +11,13 @@
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
-import * as Fs from "node:fs"
+import { capturedRequest } from "./support/claudeCode.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
 import { type ExchangeFixture, expectedChargeWei, ONE_CREDIT, sdkClients, startExchangeFixture } from "./support/exchangeServer.ts"
 
-interface Captured {
-  readonly headers: Record<string, string>
-  readonly body: Record<string, any>
-}
 
-const captured = (name: string): Captured =>
-  JSON.parse(Fs.readFileSync(new URL(`./fixtures/claude-code/${name}.json`, import.meta.url), "utf8")) as Captured
+const captured = capturedRequest
 
 const firstTurn = captured("turn1")
 const toolTurn = captured("turn2")

@@ -16,6 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeClient } from "./support/accounts.ts"
+import { waitFor } from "./support/polling.ts"
 import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./support/exchangeServer.ts"
 import { envelopeTextProblem } from "./support/errorEnvelope.ts"
 import { UPSTREAM_REFUSED_SEEDS } from "./support/fuzzAgentDialect.ts"
@@ -362,14 +363,9 @@ const expectClean = (format: FuzzFormat, run: Run) => {
 const fuzz = async (format: FuzzFormat) => expectClean(format, await runAndReport(format))
 
 /** Waits until the account holds nothing live (a stream settles after its last byte). */
-const settled = async () => {
-  const until = Date.now() + 15_000
-  for (;;) {
-    const live = await fx.query(`SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL`, [accountId])
-    if (live.length === 0 || Date.now() > until) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const settled = () =>
+  waitFor("the account's holds to settle", async () =>
+    (await fx.query(`SELECT 1 FROM holds WHERE account_id = $1 AND released_at IS NULL AND settled_at IS NULL`, [accountId])).length === 0, 15_000, 100)
 
 beforeAll(async () => {
   console.log(`[fuzz] FUZZ_SEED=${SEED} FUZZ_COUNT=${COUNT}`)
@@ -430,14 +426,8 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       }
       const keyIds = [keys.chat.id, keys.messages.id]
       // Streams settle after their last byte: allow the settlements a moment.
-      const until = Date.now() + 15_000
-      let live: Array<any> = []
-      for (;;) {
-        live = await fx.query(`SELECT request_id FROM holds WHERE api_key_id = ANY($1) AND released_at IS NULL AND settled_at IS NULL`, [keyIds])
-        if (live.length === 0 || Date.now() > until) break
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      expect(live.map((h) => h.request_id), "holds left live").toEqual([])
+      await waitFor("the fuzzed keys' holds to settle", async () =>
+        (await fx.query(`SELECT 1 FROM holds WHERE api_key_id = ANY($1) AND released_at IS NULL AND settled_at IS NULL`, [keyIds])).length === 0, 15_000, 100)
 
       // The account's every hold and bill (the fixture's account has no others).
       const holds = await fx.query(
