@@ -15,12 +15,15 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
+import * as Http from "node:http"
 import * as Path from "node:path"
 import { startSimulator } from "./server.ts"
 
 const REDACTED_KEYS = new Set(["text", "description", "content", "thinking", "user_id", "instructions"])
 const KEPT_KEYS = new Set(["signature", "id", "tool_use_id", "call_id", "type", "name", "model", "role"])
 const HEADERS = ["anthropic-beta", "anthropic-version", "x-app", "user-agent", "content-type", "openai-beta", "originator"]
+/** Codex's own headers (ids of its session, thread and turn; `x-codex-*`), kept as they come. */
+const CODEX_HEADERS = ["accept", "session-id", "thread-id", "x-client-request-id"]
 const WORDS = "the tool reads files and answers in plain words for the user with care".split(" ")
 
 /** Filler of the same length, fixed by the text it replaces. */
@@ -62,15 +65,46 @@ const main = async () => {
     process.exit(2)
   }
   const simulator = await startSimulator({ port: 0 })
-  console.error(`capture: simulator at ${simulator.url}; running ${command.join(" ")}`)
+  // The simulator logs only the routes it serves; a recorder in front of it keeps every vendor POST, those it answers
+  // 404 too (Codex's POST /v1/responses), and forwards each request unchanged.
+  const requests: Array<{ path: string; headers: Record<string, string>; body: unknown }> = []
+  const target = new URL(simulator.url)
+  const recorder = Http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks)
+      const text = raw.toString("utf8")
+      let body: unknown = text
+      try {
+        body = text.length > 0 ? JSON.parse(text) : undefined
+      } catch {}
+      const path = req.url ?? "/"
+      if (req.method === "POST" && !path.startsWith("/__control/")) requests.push({ path, headers: req.headers as Record<string, string>, body })
+      const upstream = Http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        }
+      )
+      upstream.on("error", () => res.destroy())
+      res.on("close", () => upstream.destroy())
+      upstream.end(raw)
+    })
+  })
+  await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve))
+  const address = recorder.address()
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`
+  console.error(`capture: simulator at ${simulator.url}, recorded at ${url}; running ${command.join(" ")}`)
   const code = await new Promise<number>((resolve) => {
     const child = spawn(command[0]!, command.slice(1), {
       stdio: "inherit",
       env: {
         ...process.env,
-        ANTHROPIC_BASE_URL: simulator.url,
+        ANTHROPIC_BASE_URL: url,
         ANTHROPIC_API_KEY: process.env["ANTHROPIC_API_KEY"] ?? "sim-capture-key",
-        OPENAI_BASE_URL: `${simulator.url}/v1`,
+        OPENAI_BASE_URL: `${url}/v1`,
         OPENAI_API_KEY: process.env["OPENAI_API_KEY"] ?? "sim-capture-key",
         DISABLE_TELEMETRY: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
@@ -82,16 +116,14 @@ const main = async () => {
       resolve(1)
     })
   })
-  const requests = (await (await fetch(`${simulator.url}/__control/requests`)).json()) as Array<{
-    path: string
-    headers: Record<string, string>
-    body: unknown
-  }>
+  recorder.closeAllConnections()
+  recorder.close()
   await simulator.close()
   Fs.mkdirSync(out, { recursive: true })
   requests.forEach((request, i) => {
     const body = typeof request.body === "string" ? JSON.parse(request.body) : request.body
-    const headers = Object.fromEntries(HEADERS.filter((h) => request.headers[h] !== undefined).map((h) => [h, request.headers[h]]))
+    const names = [...HEADERS, ...CODEX_HEADERS, ...Object.keys(request.headers).filter((h) => h.startsWith("x-codex-"))]
+    const headers = Object.fromEntries(names.filter((h) => request.headers[h] !== undefined).map((h) => [h, request.headers[h]]))
     const file = Path.join(out, `turn${i + 1}.json`)
     Fs.writeFileSync(file, `${JSON.stringify({ client, path: request.path, headers, body: redact(body, keep) }, null, 1)}\n`)
     console.error(`capture: ${request.path} -> ${file}`)
