@@ -1,6 +1,7 @@
 /**
  * The inference exchange (issue 10): the providers and their key pools, the orchestration, settlement and stored
- * bills, the `auto` routing state, and the routable model list. The ledger, API keys, the oracle's snapshot and AppConfig come from around it.
+ * bills, the stored responses of `/v1/responses` and the job purging them, the `auto` routing state, and the routable
+ * model list. The ledger, API keys, the oracle's snapshot and AppConfig come from around it.
  */
 import { Layer } from "effect"
 import { AutoRouter } from "../services/exchange/AutoRouter.ts"
@@ -13,12 +14,21 @@ import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
+import { StoredResponsePurgeLive } from "../services/exchange/StoredResponsePurge.ts"
+import { StoredResponses } from "../services/exchange/StoredResponses.ts"
 import { TokenCounter } from "../services/exchange/TokenCounter.ts"
 import { UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
 import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
+import { Jobs } from "../services/platform/Jobs.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 
-export const ExchangeLive = Layer.mergeAll(ModelCatalog.Default, Quotes.Default, TokenCounter.Default).pipe(
+export const ExchangeLive = Layer.mergeAll(
+  ModelCatalog.Default,
+  Quotes.Default,
+  TokenCounter.Default,
+  // One replica at a time (a Jobs advisory lock), every STORED_RESPONSE_PURGE_INTERVAL_SECONDS.
+  StoredResponsePurgeLive.pipe(Layer.provide(Jobs.Default))
+).pipe(
   Layer.provideMerge(Exchange.Default),
   // One per replica, shared by the planner and the orchestration.
   Layer.provideMerge(Headroom.Default),
@@ -28,6 +38,7 @@ export const ExchangeLive = Layer.mergeAll(ModelCatalog.Default, Quotes.Default,
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(GenerationLogs.Default),
+  Layer.provideMerge(StoredResponses.Default),
   Layer.provideMerge(AutoRouter.Default),
   Layer.provideMerge(KeyPools.Default),
   Layer.provideMerge(Providers.Default),

@@ -22,6 +22,7 @@ import keyHolders from "./0017_key_holders.ts"
 import generationLogs from "./0018_generation_logs.ts"
 import settleBatch from "./0019_settle_batch.ts"
 import priceSources from "./0020_price_sources.ts"
+import storedResponses from "./0021_stored_responses.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -43,5 +44,6 @@ export const migrations = {
   "0017_key_holders": keyHolders,
   "0018_generation_logs": generationLogs,
   "0019_settle_batch": settleBatch,
-  "0020_price_sources": priceSources
+  "0020_price_sources": priceSources,
+  "0021_stored_responses": storedResponses
 }

@@ -197,7 +197,9 @@ export const appConfig = Config.all({
       Config.validate({ message: "AUTO_CONTROL_ARM_PERCENT must be a number from 0 to 100", validation: (n) => n >= 0 && n <= 100 })
     ),
     // How often a replica re-reads the operator's `auto` list (a change made through another replica shows up by then).
-    routingListRefreshMs: positiveInteger("ROUTING_LIST_REFRESH_MS", 5_000)
+    routingListRefreshMs: positiveInteger("ROUTING_LIST_REFRESH_MS", 5_000),
+    // How often one replica deletes the stored responses (`/v1/responses`, kept 30 days) expired by then; 0: off.
+    storedResponsePurgeIntervalSeconds: nonNegativeNumber("STORED_RESPONSE_PURGE_INTERVAL_SECONDS", 3_600)
   }),
   ledger: Config.all({
     // Longer than any request may run: a hold still live after it was left by a crash, and the sweeper releases it.
