@@ -13,6 +13,8 @@ import { KeyPools } from "../services/exchange/KeyPools.ts"
 import { ModelCatalog } from "../services/exchange/ModelCatalog.ts"
 import { Providers } from "../services/exchange/Providers.ts"
 import { Quotes } from "../services/exchange/Quotes.ts"
+import { ReasoningSeal } from "../services/exchange/ReasoningSeal.ts"
+import { Responses } from "../services/exchange/Responses.ts"
 import { SettlementService } from "../services/exchange/Settlement.ts"
 import { StoredResponsePurgeLive } from "../services/exchange/StoredResponsePurge.ts"
 import { StoredResponses } from "../services/exchange/StoredResponses.ts"
@@ -25,7 +27,8 @@ import { RateLimitsLive } from "./RateLimit.ts"
 export const ExchangeLive = Layer.mergeAll(
   ModelCatalog.Default,
   Quotes.Default,
-  TokenCounter.Default,
+  // The Responses format's conversations, sealed reasoning and token count.
+  Responses.Default.pipe(Layer.provideMerge(TokenCounter.Default), Layer.provideMerge(ReasoningSeal.Default)),
   // One replica at a time (a Jobs advisory lock), every STORED_RESPONSE_PURGE_INTERVAL_SECONDS.
   StoredResponsePurgeLive.pipe(Layer.provide(Jobs.Default))
 ).pipe(

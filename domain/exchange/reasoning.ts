@@ -116,3 +116,27 @@ export const reconcileThinking = (
     exclude: false
   }))
 }
+
+/** OpenAI's Responses efforts beyond the canonical three: the nearest one serves them. */
+const RESPONSES_EFFORT: Record<"minimal" | "low" | "medium" | "high" | "xhigh", ReasoningEffort> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "high"
+}
+
+/**
+ * The Responses format's `reasoning.effort`: undefined when absent (the model's default), null for `none` (off), else
+ * the nearest canonical effort with its share of the output limit. The summary is the renderer's business: the
+ * reasoning is always produced and billed, and shown only as a summary that was asked for.
+ */
+export const reconcileResponsesReasoning = (
+  effort: "none" | keyof typeof RESPONSES_EFFORT | undefined,
+  maxTokens: number | undefined
+): ReasoningRequest | null | undefined => {
+  if (effort === undefined) return undefined
+  if (effort === "none") return null
+  const chosen = RESPONSES_EFFORT[effort]
+  return { effort: chosen, budgetTokens: budgetOfEffort(chosen, maxTokens), exclude: false }
+}

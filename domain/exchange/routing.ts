@@ -11,7 +11,7 @@ import type { KeyResolution } from "../oracle/keys.ts"
 import type { ChatRequest, RouteRequest } from "./canonical.ts"
 import { makeModelIdIndex } from "./modelIds.ts"
 import type { ProviderConfig } from "./providers.ts"
-import { type InboundFormat, type ModelTraits, parameterRefusal, traitsFor, type TraitsTable } from "./traits.ts"
+import { type InboundFormatName, type ModelTraits, parameterRefusal, traitsFor, type TraitsTable } from "./traits.ts"
 
 export interface RoutableModel {
   readonly key: string
@@ -175,7 +175,7 @@ export const planCandidates = (
   route: RouteRequest,
   chat: ChatRequest,
   allowedModels: ReadonlyArray<string>,
-  inbound: InboundFormat = "chat"
+  inbound: InboundFormatName = "chat"
 ): Either.Either<CandidatePlan, PlanFailure> =>
   Either.gen(function* () {
     const allowed = allowedBy(allowedModels)

@@ -163,7 +163,7 @@ export const traitsFor = (table: TraitsTable, modelKey: string): ModelTraits => 
 // Parameters a model refuses (SPEC "Parameter policy"): 422 naming the field, before any credit moves
 
 /** Which inbound format the request came in: decides the name of the reasoning switch in a refusal. */
-export type InboundFormat = "chat" | "messages"
+export type InboundFormatName = "chat" | "messages" | "responses"
 
 const TOP_K_VENDORS = new Set(["anthropic", "google"])
 
@@ -188,7 +188,7 @@ export const parameterRefusal = (
   traits: ModelTraits,
   vendor: string,
   chat: ChatRequest,
-  options: { readonly inbound?: InboundFormat | undefined; readonly model?: string | undefined } = {}
+  options: { readonly inbound?: InboundFormatName | undefined; readonly model?: string | undefined } = {}
 ): ValidationFailed | undefined => {
   const name = options.model ?? "This model"
   const refuse = (message: string, param: string) => new ValidationFailed({ message, param })
@@ -225,7 +225,7 @@ export const parameterRefusal = (
     )
   }
   if (chat.reasoning === null && traits.reasoningOff === "refuse") {
-    const param = options.inbound === "messages" ? "thinking.type" : "reasoning.enabled"
+    const param = options.inbound === "messages" ? "thinking.type" : options.inbound === "responses" ? "reasoning.effort" : "reasoning.enabled"
     return refuse(`${name} always reasons; it cannot switch reasoning off (${param}).`, param)
   }
   return undefined

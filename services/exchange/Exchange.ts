@@ -29,7 +29,7 @@ import { SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
 import { type Served, UpstreamRouter } from "./UpstreamRouter.ts"
 
-export type { InboundFormat, InferenceCall } from "./RequestPlanner.ts"
+export type { InboundFormatName, InferenceCall } from "./RequestPlanner.ts"
 
 /** What the client is told about the route before any byte of the answer (src/http/ makes headers of it). */
 export interface RouteFacts {

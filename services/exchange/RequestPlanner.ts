@@ -9,6 +9,7 @@ import { createHmac } from "node:crypto"
 import { holdWei } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
 import { estimateOutputTokens } from "../../domain/exchange/estimate.ts"
+import type { InboundFormatName } from "../../domain/exchange/traits.ts"
 import { type CandidatePlan, checkKeyBudgets, checkWindows, planCandidates, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import type { Usd18 } from "../../domain/money.ts"
@@ -21,11 +22,11 @@ import { Headroom } from "./Headroom.ts"
 import { type KeyChooser, makeInputEstimator } from "./inputEstimate.ts"
 import { Providers } from "./Providers.ts"
 
-export type InboundFormat = "chat" | "messages"
+export type { InboundFormatName } from "../../domain/exchange/traits.ts"
 
 /** One inference request as the exchange takes it: decoded, authenticated, format-free. */
 export interface InferenceCall {
-  readonly format: InboundFormat
+  readonly format: InboundFormatName
   readonly chat: ChatRequest
   readonly route: RouteRequest
   readonly stream: boolean

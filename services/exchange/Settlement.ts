@@ -4,6 +4,7 @@
  * charged and recorded with its bill in ONE transaction; idempotent by request id (the ledger's settle and the bill's
  * insert both are).
  */
+import type { InboundFormatName } from "../../domain/exchange/traits.ts"
 import { Clock, Effect } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
 import type { RequestId } from "../../domain/accounts/ids.ts"
@@ -32,7 +33,7 @@ export interface SettleRequest {
   readonly apiKeyId: string
   /** Who issued the request's key or grant (its spending pool counts the charge, should the hold be gone). */
   readonly memberCfId: string | null
-  readonly format: "chat" | "messages"
+  readonly format: InboundFormatName
   readonly stream: boolean
   readonly completed: boolean
   readonly modelRequested: string

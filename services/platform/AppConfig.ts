@@ -191,6 +191,9 @@ export const appConfig = Config.all({
     drainTimeoutMs: positiveInteger("STREAM_DRAIN_TIMEOUT_MS", 120_000),
     // HMAC key for `user` / `metadata.user_id` fingerprints; unset: those fields are dropped.
     userFingerprintKey: optionalSecret("USER_FINGERPRINT_KEY"),
+    // The key that seals a Responses reasoning item's `encrypted_content`; unset: a random key per process (sealed
+    // items then open only on the replica that sealed them, until it restarts).
+    reasoningSealKey: optionalSecret("REASONING_SEAL_KEY"),
     // The share of `auto` traffic held on the operator's order (no pin, no bias): the routing engine's control arm.
     autoControlArmPercent: Config.number("AUTO_CONTROL_ARM_PERCENT").pipe(
       Config.withDefault(0),

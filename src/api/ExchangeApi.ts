@@ -18,6 +18,7 @@ import {
   InvalidApiKey,
   InvalidAppGrant,
   ModelRestricted,
+  NotFound,
   RateLimited,
   ServiceUnavailable,
   SpendingLimitReached,
@@ -25,6 +26,7 @@ import {
 } from "../../domain/errors.ts"
 import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
+import { DeletedResponse, InputItemList, InputTokensCount, ResponseObject } from "../../domain/exchange/wire/openaiResponses.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { ApiKeyAuth, credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"
@@ -127,6 +129,89 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
   .addError(errorWire(InternalError))
   .middleware(MessagesKeyAuth)
   .annotate(OpenApi.Title, "Messages") {}
+
+const ResponsesBody = Schema.Struct({ model: Schema.optional(Schema.String), input: Schema.Union(Schema.String, Schema.Array(Schema.Unknown)) }).annotations({
+  identifier: "ResponsesRequest",
+  description:
+    "The OpenAI Responses request (`input` as a string or items, `instructions`, `tools`, `text.format`, `reasoning`, `store`, " +
+    "`previous_response_id`, `include`, ...). Extensions as on chat: `models`, `conversation_id`, `routing_bias`. " +
+    "Built-in tools (web_search ...) are dropped and named in X-Dropped-Parameters."
+})
+
+const InputTokensBody = Schema.Struct({ model: Schema.optional(Schema.String), input: Schema.optional(Schema.Unknown) }).annotations({
+  identifier: "ResponsesInputTokensRequest",
+  description: "The input side of a Responses request (`input`, `instructions`, `tools`, `previous_response_id`, ...)."
+})
+
+const ResponseIdPath = Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)) })
+
+export const InputItemsQuery = reportAllIssues(
+  Schema.Struct({
+    limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))).annotations({
+      description: "1-100, default 20",
+      jsonSchema: { type: "integer", minimum: 1, maximum: 100 }
+    }),
+    order: Schema.optional(Schema.Literal("asc", "desc")).annotations({ description: "Default desc (newest first)" }),
+    after: Schema.optional(Schema.String).annotations({ description: "An item id: the page starts after it" }),
+    before: Schema.optional(Schema.String).annotations({ description: "An item id: the page ends before it" })
+  })
+)
+
+export class ResponsesGroup extends HttpApiGroup.make("responses")
+  .add(
+    HttpApiEndpoint.post("createResponse", "/v1/responses")
+      .setPayload(ResponsesBody)
+      .addSuccess(ResponseObject)
+      .addSuccess(EventStream)
+      .addError(errorWire(ModelRestricted))
+      .addError(errorWire(InsufficientBalance))
+      .addError(errorWire(SpendingLimitReached))
+      .addError(errorWire(AllKeysExhausted))
+      .annotate(OpenApi.Summary, "Create a response (OpenAI Responses wire format), streaming or not, billed from the key's account")
+      .annotate(
+        OpenApi.Description,
+        "Stored for 30 days unless `store: false` (then only the bill is kept); `previous_response_id` continues a stored response " +
+          "of the same account. Streaming: `response.created`, `response.in_progress`, `response.output_item.added`, " +
+          "`response.content_part.added`, `response.output_text.delta` / `.done`, `response.function_call_arguments.delta` / `.done`, " +
+          "`response.reasoning_summary_text.delta`, `response.output_item.done`, then `response.completed` (or `response.incomplete`) " +
+          "with usage and `x_credits_*`; each event has its `sequence_number`. An upstream failure after the first byte is " +
+          "`response.failed` with error code `stream_interrupted`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("responseInputTokens", "/v1/responses/input_tokens")
+      .setPayload(InputTokensBody)
+      .addSuccess(InputTokensCount)
+      .addError(errorWire(ModelRestricted))
+      .annotate(OpenApi.Summary, "Count a Responses request's input tokens (free, never billed; rate-limited per key)")
+  )
+  .add(
+    HttpApiEndpoint.get("getResponse", "/v1/responses/:id")
+      .setPath(ResponseIdPath)
+      .addSuccess(ResponseObject)
+      .annotate(OpenApi.Summary, "A stored response of the key's account")
+  )
+  .add(
+    HttpApiEndpoint.del("deleteResponse", "/v1/responses/:id")
+      .setPath(ResponseIdPath)
+      .addSuccess(DeletedResponse)
+      .annotate(OpenApi.Summary, "Delete a stored response (its bill stays)")
+  )
+  .add(
+    HttpApiEndpoint.get("responseInputItems", "/v1/responses/:id/input_items")
+      .setPath(ResponseIdPath)
+      .setUrlParams(InputItemsQuery)
+      .addSuccess(InputItemList)
+      .annotate(OpenApi.Summary, "The input items of a stored response, paged as OpenAI pages them")
+  )
+  .addError(errorWire(ValidationFailed))
+  .addError(errorWire(NotFound))
+  .addError(errorWire(Forbidden))
+  .addError(errorWire(RateLimited))
+  .addError(errorWire(ServiceUnavailable))
+  .addError(errorWire(InternalError))
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Responses") {}
 
 export const ModelListItem = Schema.Struct({
   id: Schema.String.annotations({ description: "`<vendor>/<model>`" }),

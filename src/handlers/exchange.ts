@@ -12,6 +12,11 @@ import { TokenCounter } from "../../services/exchange/TokenCounter.ts"
 import { Quotes } from "../../services/exchange/Quotes.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { MessagesKeyAuth, MessageTokensCount } from "../api/ExchangeApi.ts"
+import { chatCompletionsFormat } from "../http/inbound/chatCompletions.ts"
+import { messagesFormat } from "../http/inbound/messages.ts"
+import { responsesFormat } from "../http/inbound/responses.ts"
+import { Responses } from "../../services/exchange/Responses.ts"
+import { InputTokensCount } from "../../domain/exchange/wire/openaiResponses.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
 import { answerInference, type InferenceResponse } from "../http/inference.ts"
@@ -30,7 +35,7 @@ const respond = (response: InferenceResponse) =>
 
 export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =>
   handlers.handleRaw("chatCompletions", () =>
-    Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference("chat", apiKey, jsonBody), respond))
+    Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference(chatCompletionsFormat, apiKey, jsonBody), respond))
   )
 ).pipe(Layer.provide(ApiKeyAuthLive))
 
@@ -58,7 +63,7 @@ export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (han
         Effect.gen(function* () {
           const apiKey = yield* CurrentCredential
           const request = yield* HttpServerRequest.HttpServerRequest
-          return respond(yield* answerInference("messages", apiKey, jsonBody, { anthropicBeta: request.headers["anthropic-beta"] }))
+          return respond(yield* answerInference(messagesFormat, apiKey, jsonBody, { anthropicBeta: request.headers["anthropic-beta"] }))
         })
       )
       .handleRaw("countTokens", () =>
@@ -74,6 +79,37 @@ export const MessagesHandlers = HttpApiBuilder.group(ServerApi, "messages", (han
       )
   })
 ).pipe(Layer.provide(MessagesKeyAuthLive))
+
+const encodeInputTokens = HttpServerResponse.schemaJson(InputTokensCount)
+
+export const ResponsesHandlers = HttpApiBuilder.group(ServerApi, "responses", (handlers) =>
+  Effect.gen(function* () {
+    const responses = yield* Responses
+    return handlers
+      .handleRaw("createResponse", () =>
+        Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference(responsesFormat, apiKey, jsonBody), respond))
+      )
+      .handleRaw("responseInputTokens", () =>
+        Effect.gen(function* () {
+          const apiKey = yield* CurrentCredential
+          // As the send: a credential that may not spend learns so whatever it sent.
+          yield* requireScope(apiKey, "account:act")
+          const inputTokens = yield* Effect.flatMap(jsonBody, (json) => responses.countInput(apiKey, json))
+          return yield* Effect.orDie(encodeInputTokens({ object: "response.input_tokens", input_tokens: inputTokens }))
+        })
+      )
+      .handle("getResponse", ({ path }) =>
+        Effect.flatMap(CurrentCredential, (apiKey) => Effect.zipRight(requireScope(apiKey, "account:read"), responses.retrieve(apiKey.accountId, path.id)))
+      )
+      .handle("deleteResponse", ({ path }) =>
+        Effect.flatMap(CurrentCredential, (apiKey) => Effect.zipRight(requireScope(apiKey, "account:act"), responses.remove(apiKey.accountId, path.id)))
+      )
+      .handle("responseInputItems", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentCredential, (apiKey) =>
+          Effect.zipRight(requireScope(apiKey, "account:read"), responses.inputItems(apiKey.accountId, path.id, urlParams)))
+      )
+  })
+).pipe(Layer.provide(ApiKeyAuthLive))
 
 export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handlers) =>
   Effect.gen(function* () {

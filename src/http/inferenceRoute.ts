@@ -17,24 +17,24 @@ import { Cause, Effect, LogLevel, Option, Runtime, Stream } from "effect"
 import type * as Http from "node:http"
 import { InternalError, isApiError, PayloadTooLarge, ValidationFailed, BadRequest, type ApiError } from "../../domain/errors.ts"
 import { Credentials } from "../../services/accounts/Credentials.ts"
-import type { Exchange, InboundFormat } from "../../services/exchange/Exchange.ts"
+import type { Exchange } from "../../services/exchange/Exchange.ts"
 import { Providers } from "../../services/exchange/Providers.ts"
 import { AppConfig, type TrustProxy } from "../../services/platform/AppConfig.ts"
 import { SERVICE_DESC_LINK } from "./apiDocuments.ts"
 import { renderError } from "./errorEnvelope.ts"
-import { answerInference, type InferenceResponse } from "./inference.ts"
+import { answerInference, INFERENCE_ROUTES, type InferenceFormatServices, type InferenceResponse, type RoutedFormat } from "./inference.ts"
 import { isJsonOrUnspecified, MAX_BODY_BYTES, readWithin } from "./requestBody.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
 import { SIMULATED_UPSTREAM_HEADER } from "./simulatedUpstream.ts"
 
-const FORMATS: Readonly<Record<string, InboundFormat>> = { "/v1/chat/completions": "chat", "/v1/messages": "messages" }
+const FORMATS: Readonly<Record<string, RoutedFormat | undefined>> = INFERENCE_ROUTES
 
 /** The token the request authenticates with, when it sends one the way the stack's security middleware reads it. */
-const tokenOf = (format: InboundFormat, headers: Http.IncomingHttpHeaders): string | undefined => {
+const tokenOf = (format: RoutedFormat, headers: Http.IncomingHttpHeaders): string | undefined => {
   const authorization = headers.authorization
   if (authorization !== undefined) return authorization.startsWith("Bearer ") ? authorization.slice(7).trim() : undefined
   const apiKey = headers["x-api-key"]
-  return format === "messages" && typeof apiKey === "string" ? apiKey.trim() : undefined
+  return format.name === "messages" && typeof apiKey === "string" ? apiKey.trim() : undefined
 }
 
 /** Not JSON: refused by the decoder's rule, as the HttpApi handlers refuse it. */
@@ -44,7 +44,7 @@ export interface InferenceRouteDependencies {
   readonly trustProxy: TrustProxy
   readonly simulated: boolean
   readonly logRequests: boolean
-  readonly runtime: Runtime.Runtime<Exchange | Credentials>
+  readonly runtime: Runtime.Runtime<Exchange | Credentials | InferenceFormatServices>
 }
 
 /**
@@ -55,7 +55,7 @@ export const takenByRoute = (
   method: string | undefined,
   url: string | undefined,
   headers: Http.IncomingHttpHeaders
-): { readonly format: InboundFormat; readonly token: string } | undefined => {
+): { readonly format: RoutedFormat; readonly token: string } | undefined => {
   if (method !== "POST" || url === undefined) return undefined
   // A query string does not change the route (Claude Code sends `/v1/messages?beta=true`).
   const query = url.indexOf("?")
@@ -105,7 +105,7 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
       )
     )
 
-    const program: Effect.Effect<void, never, Exchange | Credentials> = Effect.gen(function* () {
+    const program: Effect.Effect<void, never, Exchange | Credentials | InferenceFormatServices> = Effect.gen(function* () {
       // The stack reads the body before its router and security middleware run: the same order here.
       const json = yield* body
       const credential = yield* Effect.flatMap(Credentials, (credentials) => credentials.authenticate(token))
@@ -184,6 +184,6 @@ export const makeServiceInferenceRoute = Effect.gen(function* () {
     trustProxy: config.trustProxy,
     simulated: providers.simulated,
     logRequests: LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel),
-    runtime: yield* Effect.runtime<Exchange | Credentials>()
+    runtime: yield* Effect.runtime<Exchange | Credentials | InferenceFormatServices>()
   })
 })

@@ -1,0 +1,501 @@
+/**
+ * The OpenAI Responses wire format, our `/v1/responses` endpoint's side (DESIGN.md section 10, "Agents' dialects"):
+ * - the request as WE accept it: strict (an unknown field is 422 naming it) but for what OpenAI's own clients send
+ *   (Codex CLI, the Agents SDK), which is accepted and either used, translated or dropped by name;
+ * - the response object, its items and its stream events as WE send them: exact, so what we write is type-checked
+ *   against one definition.
+ * Shapes follow `openai` (node_modules/openai/resources/responses/responses.d.ts). OpenAI is reached upstream
+ * through chat completions, so this format has no vendor side.
+ */
+import { Schema } from "effect"
+import { JsonObject } from "./openaiChat.ts"
+
+const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+const NonEmptyString = Schema.String.pipe(Schema.minLength(1))
+const FunctionName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "must be 1-64 letters, digits, underscores or dashes" })
+)
+/** Items and parts carry fields a client echoes back from our own output (ids, statuses): accepted, not used. */
+const ItemStatus = nullable(Schema.Literal("in_progress", "completed", "incomplete"))
+
+// ---------------------------------------------------------------------------------------------------------
+// Input items
+
+const onlyText = (what: string) =>
+  Schema.Literal("input_text", "output_text", "refusal").annotations({
+    message: (issue) => ({
+      message: `${what} type ${JSON.stringify(issue.actual)} is not supported: only text parts (input_text, output_text, refusal) are accepted`,
+      override: true
+    })
+  })
+
+/** A text part of a message: `input_text` (user side), `output_text` or `refusal` (an assistant turn replayed). */
+export const InputContentPart = Schema.Struct({
+  type: onlyText("content part"),
+  text: Schema.optional(Schema.String),
+  refusal: Schema.optional(Schema.String),
+  // Echoed from our own output_text parts.
+  annotations: Schema.optional(Schema.Array(Schema.Unknown)),
+  logprobs: Schema.optional(Schema.Array(Schema.Unknown))
+}).pipe(
+  Schema.filter((part) =>
+    part.type === "refusal"
+      ? part.refusal === undefined ? { path: ["refusal"], message: "a refusal part needs `refusal`" } : undefined
+      : part.text === undefined ? { path: ["text"], message: "a text part needs `text`" } : undefined
+  )
+)
+export type InputContentPart = typeof InputContentPart.Type
+
+export const MAX_CONTENT_PARTS = 50
+const MessageContent = Schema.Union(
+  Schema.String,
+  Schema.Array(InputContentPart).annotations({ title: "an array of text parts" }).pipe(Schema.maxItems(MAX_CONTENT_PARTS))
+)
+
+export const InputMessage = Schema.Struct({
+  type: Schema.optional(Schema.Literal("message")),
+  role: Schema.Literal("user", "assistant", "system", "developer"),
+  content: MessageContent,
+  id: Schema.optional(Schema.String),
+  status: ItemStatus,
+  phase: nullable(Schema.String)
+}).annotations({ title: "a message item" })
+
+export const InputFunctionCall = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  call_id: NonEmptyString,
+  name: Schema.String,
+  arguments: Schema.String,
+  namespace: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.String),
+  status: ItemStatus
+}).annotations({ title: "a function_call item" })
+
+const ToolOutput = Schema.Union(
+  Schema.String,
+  Schema.Array(
+    Schema.Struct({
+      type: Schema.Literal("input_text", "output_text").annotations({
+        message: (issue) => ({ message: `tool output part type ${JSON.stringify(issue.actual)} is not supported: only input_text`, override: true })
+      }),
+      text: Schema.String
+    })
+  ).annotations({ title: "an array of input_text parts" })
+)
+
+export const InputFunctionCallOutput = Schema.Struct({
+  type: Schema.Literal("function_call_output"),
+  call_id: NonEmptyString,
+  output: ToolOutput,
+  id: nullable(Schema.String),
+  status: ItemStatus
+}).annotations({ title: "a function_call_output item" })
+
+/** A freeform tool's call (Codex's `apply_patch`): translated to a function taking one string, `input`. */
+export const InputCustomToolCall = Schema.Struct({
+  type: Schema.Literal("custom_tool_call"),
+  call_id: NonEmptyString,
+  name: Schema.String,
+  input: Schema.String,
+  namespace: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.String),
+  status: ItemStatus
+}).annotations({ title: "a custom_tool_call item" })
+
+export const InputCustomToolCallOutput = Schema.Struct({
+  type: Schema.Literal("custom_tool_call_output"),
+  call_id: NonEmptyString,
+  output: ToolOutput,
+  id: nullable(Schema.String)
+}).annotations({ title: "a custom_tool_call_output item" })
+
+export const SummaryText = Schema.Struct({ type: Schema.Literal("summary_text"), text: Schema.String })
+
+export const InputReasoning = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: Schema.optional(Schema.String),
+  summary: Schema.Array(SummaryText),
+  content: nullable(Schema.Array(Schema.Struct({ type: Schema.Literal("reasoning_text"), text: Schema.String }))),
+  encrypted_content: nullable(Schema.String),
+  status: ItemStatus
+}).annotations({ title: "a reasoning item" })
+
+export const InputItem = Schema.Union(
+  InputMessage,
+  InputFunctionCall,
+  InputFunctionCallOutput,
+  InputCustomToolCall,
+  InputCustomToolCallOutput,
+  InputReasoning
+).annotations({
+  title: "an input item (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)"
+})
+export type InputItem = typeof InputItem.Type
+
+// ---------------------------------------------------------------------------------------------------------
+// Tools
+
+export const FunctionTool = Schema.Struct({
+  type: Schema.Literal("function"),
+  name: FunctionName,
+  description: nullable(Schema.String),
+  parameters: nullable(JsonObject),
+  strict: nullable(Schema.Boolean),
+  defer_loading: Schema.optional(Schema.Boolean)
+})
+
+export const CustomTool = Schema.Struct({
+  type: Schema.Literal("custom"),
+  name: FunctionName,
+  description: Schema.optional(Schema.String),
+  // A grammar (lark / regex) or plain text: the model is told of it in the description, never held to it.
+  format: Schema.optional(JsonObject),
+  defer_loading: Schema.optional(Schema.Boolean)
+})
+
+export const NamespaceTool = Schema.Struct({
+  type: Schema.Literal("namespace"),
+  name: FunctionName,
+  description: Schema.optional(Schema.String),
+  tools: Schema.Array(
+    Schema.Union(
+      Schema.Struct({
+        type: Schema.Literal("function"),
+        name: FunctionName,
+        description: nullable(Schema.String),
+        parameters: nullable(JsonObject),
+        strict: nullable(Schema.Boolean),
+        defer_loading: Schema.optional(Schema.Boolean)
+      }),
+      CustomTool
+    )
+  )
+})
+
+/**
+ * Tools the vendor runs itself (search, code, files, images, computer, MCP, shells): the exchange cannot run them, so
+ * they are dropped under the parameter policy and named (`tools[web_search]`). Their options are not interpreted.
+ */
+export const BUILT_IN_TOOLS = [
+  "web_search",
+  "web_search_2025_08_26",
+  "web_search_preview",
+  "web_search_preview_2025_03_11",
+  "file_search",
+  "code_interpreter",
+  "image_generation",
+  "computer_use_preview",
+  "computer",
+  "mcp",
+  "local_shell",
+  "shell",
+  "apply_patch",
+  "tool_search"
+] as const
+export const BuiltInTool = Schema.Struct({ type: Schema.Literal(...BUILT_IN_TOOLS) }).annotations({
+  parseOptions: { onExcessProperty: "ignore" }
+})
+
+export const RequestTool = Schema.Union(FunctionTool, CustomTool, NamespaceTool, BuiltInTool).annotations({
+  title: "a tool (function, custom, namespace, or a built-in tool)"
+})
+export type RequestTool = typeof RequestTool.Type
+
+export const RequestToolChoice = Schema.Union(
+  Schema.Literal("none", "auto", "required"),
+  Schema.Struct({ type: Schema.Literal("function"), name: Schema.String }).annotations({ title: '{type:"function", name}' }),
+  Schema.Struct({ type: Schema.Literal("custom"), name: Schema.String }).annotations({ title: '{type:"custom", name}' })
+)
+
+export const TextFormat = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text") }),
+  Schema.Struct({ type: Schema.Literal("json_object") }),
+  Schema.Struct({
+    type: Schema.Literal("json_schema"),
+    name: FunctionName,
+    schema: JsonObject,
+    strict: nullable(Schema.Boolean),
+    description: Schema.optional(Schema.String)
+  })
+)
+export type TextFormat = typeof TextFormat.Type
+
+/** OpenAI's reasoning efforts; `minimal` and `xhigh` are served as the nearest canonical effort, `none` as off. */
+export const ResponsesEffort = Schema.Literal("none", "minimal", "low", "medium", "high", "xhigh")
+export type ResponsesEffort = typeof ResponsesEffort.Type
+
+export const INCLUDABLE = [
+  "reasoning.encrypted_content",
+  "message.output_text.logprobs",
+  "message.input_image.image_url",
+  "web_search_call.action.sources",
+  "web_search_call.results",
+  "file_search_call.results",
+  "code_interpreter_call.outputs",
+  "computer_call_output.output.image_url"
+] as const
+
+/**
+ * `POST /v1/responses`. Every schema failure is reported (errors: all) and unknown fields are refused
+ * (onExcessProperty: error) at every depth but where annotated otherwise.
+ */
+export const ResponsesRequest = Schema.Struct({
+  model: Schema.optional(NonEmptyString),
+  input: Schema.Union(
+    Schema.String,
+    Schema.Array(InputItem).annotations({ title: "an array of input items" })
+  ),
+  instructions: nullable(Schema.String),
+  stream: nullable(Schema.Boolean),
+  store: nullable(Schema.Boolean),
+  previous_response_id: nullable(NonEmptyString),
+  include: nullable(Schema.Array(Schema.Literal(...INCLUDABLE))),
+  tools: nullable(Schema.Array(RequestTool)),
+  tool_choice: nullable(RequestToolChoice),
+  parallel_tool_calls: nullable(Schema.Boolean),
+  text: nullable(
+    Schema.Struct({
+      format: Schema.optional(TextFormat),
+      verbosity: nullable(Schema.Literal("low", "medium", "high"))
+    })
+  ),
+  reasoning: nullable(
+    Schema.Struct({
+      effort: nullable(ResponsesEffort),
+      summary: nullable(Schema.Literal("auto", "concise", "detailed")),
+      generate_summary: nullable(Schema.Literal("auto", "concise", "detailed"))
+    })
+  ),
+  max_output_tokens: nullable(Schema.Int.pipe(Schema.greaterThanOrEqualTo(16))),
+  temperature: nullable(Schema.Number.pipe(Schema.between(0, 2))),
+  top_p: nullable(Schema.Number.pipe(Schema.between(0, 1))),
+  metadata: nullable(Schema.Record({ key: Schema.String.pipe(Schema.maxLength(64)), value: Schema.String.pipe(Schema.maxLength(512)) })),
+  user: nullable(Schema.String),
+  safety_identifier: nullable(Schema.String),
+  prompt_cache_key: nullable(Schema.String),
+  prompt_cache_retention: nullable(Schema.String),
+  service_tier: nullable(Schema.String),
+  truncation: nullable(Schema.Literal("auto", "disabled")),
+  max_tool_calls: nullable(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+  top_logprobs: nullable(Schema.Int.pipe(Schema.between(0, 20))),
+  background: nullable(Schema.Boolean),
+  stream_options: nullable(
+    Schema.Struct({ include_obfuscation: nullable(Schema.Boolean) }).annotations({ parseOptions: { onExcessProperty: "ignore" } })
+  ),
+  /** Codex's own annotations of the request (its installation, the turn): never forwarded. */
+  client_metadata: nullable(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  // Refused by name after parsing: the Conversations API and stored prompts are not served.
+  conversation: Schema.optional(Schema.Unknown),
+  prompt: Schema.optional(Schema.Unknown),
+  // The exchange's extensions, as on chat completions.
+  models: Schema.optional(Schema.Array(NonEmptyString).pipe(Schema.minItems(1), Schema.maxItems(8))),
+  conversation_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))),
+  routing_bias: Schema.optional(Schema.Literal("cheaper", "balanced", "better"))
+}).annotations({
+  identifier: "ResponsesRequest",
+  parseOptions: { errors: "all", onExcessProperty: "error" }
+})
+export type ResponsesRequest = typeof ResponsesRequest.Type
+
+/** `POST /v1/responses/input_tokens`: the request's input side only (OpenAI's shape); nothing is generated. */
+export const InputTokensRequest = Schema.Struct({
+  model: Schema.optional(NonEmptyString),
+  input: Schema.optional(ResponsesRequest.fields.input),
+  instructions: ResponsesRequest.fields.instructions,
+  previous_response_id: ResponsesRequest.fields.previous_response_id,
+  tools: ResponsesRequest.fields.tools,
+  tool_choice: ResponsesRequest.fields.tool_choice,
+  parallel_tool_calls: ResponsesRequest.fields.parallel_tool_calls,
+  text: ResponsesRequest.fields.text,
+  reasoning: ResponsesRequest.fields.reasoning,
+  truncation: ResponsesRequest.fields.truncation,
+  conversation: ResponsesRequest.fields.conversation
+}).annotations({
+  identifier: "ResponsesInputTokensRequest",
+  parseOptions: { errors: "all", onExcessProperty: "error" }
+})
+export type InputTokensRequest = typeof InputTokensRequest.Type
+
+// ---------------------------------------------------------------------------------------------------------
+// The response as we send it (Type = Encoded: a typed value is its own wire form)
+
+export const OutputText = Schema.Struct({
+  type: Schema.Literal("output_text"),
+  text: Schema.String,
+  annotations: Schema.Tuple(),
+  logprobs: Schema.Tuple()
+})
+export type OutputText = typeof OutputText.Type
+
+export const OutputMessage = Schema.Struct({
+  type: Schema.Literal("message"),
+  id: Schema.String,
+  role: Schema.Literal("assistant"),
+  status: Schema.Literal("in_progress", "completed", "incomplete"),
+  content: Schema.Array(OutputText)
+})
+export type OutputMessage = typeof OutputMessage.Type
+
+export const OutputFunctionCall = Schema.Struct({
+  type: Schema.Literal("function_call"),
+  id: Schema.String,
+  call_id: Schema.String,
+  name: Schema.String,
+  namespace: Schema.optional(Schema.String),
+  arguments: Schema.String,
+  status: Schema.Literal("in_progress", "completed", "incomplete")
+})
+export type OutputFunctionCall = typeof OutputFunctionCall.Type
+
+export const OutputCustomToolCall = Schema.Struct({
+  type: Schema.Literal("custom_tool_call"),
+  id: Schema.String,
+  call_id: Schema.String,
+  name: Schema.String,
+  namespace: Schema.optional(Schema.String),
+  input: Schema.String,
+  status: Schema.Literal("in_progress", "completed", "incomplete")
+})
+export type OutputCustomToolCall = typeof OutputCustomToolCall.Type
+
+export const OutputReasoning = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: Schema.String,
+  summary: Schema.Array(SummaryText),
+  encrypted_content: Schema.optional(Schema.String)
+})
+export type OutputReasoning = typeof OutputReasoning.Type
+
+export const OutputItem = Schema.Union(OutputMessage, OutputFunctionCall, OutputCustomToolCall, OutputReasoning)
+export type OutputItem = typeof OutputItem.Type
+
+export const ResponsesUsage = Schema.Struct({
+  input_tokens: Schema.Number,
+  input_tokens_details: Schema.Struct({ cached_tokens: Schema.Number }),
+  output_tokens: Schema.Number,
+  output_tokens_details: Schema.Struct({ reasoning_tokens: Schema.Number }),
+  total_tokens: Schema.Number
+}).annotations({ identifier: "ResponsesUsage" })
+export type ResponsesUsage = typeof ResponsesUsage.Type
+
+export const ResponseStatus = Schema.Literal("in_progress", "completed", "incomplete", "failed")
+export type ResponseStatus = typeof ResponseStatus.Type
+
+export const ResponseObject = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("response"),
+  created_at: Schema.Number,
+  status: ResponseStatus,
+  model: Schema.String,
+  output: Schema.Array(OutputItem),
+  output_text: Schema.String,
+  error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String })),
+  incomplete_details: Schema.NullOr(Schema.Struct({ reason: Schema.Literal("max_output_tokens", "content_filter") })),
+  instructions: Schema.NullOr(Schema.String),
+  max_output_tokens: Schema.NullOr(Schema.Number),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.String }),
+  parallel_tool_calls: Schema.Boolean,
+  previous_response_id: Schema.NullOr(Schema.String),
+  reasoning: Schema.Struct({ effort: Schema.NullOr(Schema.String), summary: Schema.NullOr(Schema.String) }),
+  store: Schema.Boolean,
+  temperature: Schema.NullOr(Schema.Number),
+  text: Schema.Struct({ format: Schema.Union(TextFormat, Schema.Struct({ type: Schema.Literal("text") })) }),
+  tool_choice: Schema.Union(Schema.String, Schema.Struct({ type: Schema.String, name: Schema.String })),
+  tools: Schema.Array(JsonObject),
+  top_p: Schema.NullOr(Schema.Number),
+  truncation: Schema.Literal("auto", "disabled"),
+  usage: Schema.NullOr(ResponsesUsage),
+  user: Schema.optional(Schema.String),
+  x_credits_used: Schema.optional(Schema.Number),
+  x_credits_remaining: Schema.optional(Schema.Number),
+  x_ratelimit_requests_remaining: Schema.optional(Schema.NullOr(Schema.Number))
+}).annotations({ identifier: "Response" })
+export type ResponseObject = typeof ResponseObject.Type
+
+/** `DELETE /v1/responses/{id}`. */
+export const DeletedResponse = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("response"),
+  deleted: Schema.Literal(true)
+}).annotations({ identifier: "DeletedResponse" })
+
+/** `POST /v1/responses/input_tokens`. */
+export const InputTokensCount = Schema.Struct({
+  object: Schema.Literal("response.input_tokens"),
+  input_tokens: Schema.Number
+}).annotations({ identifier: "ResponsesInputTokens" })
+
+/** A stored input item as `GET /v1/responses/{id}/input_items` lists it (always with an id). */
+export const StoredInputItem = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier: "ResponseInputItem" })
+
+export const InputItemList = Schema.Struct({
+  object: Schema.Literal("list"),
+  data: Schema.Array(StoredInputItem),
+  first_id: Schema.NullOr(Schema.String),
+  last_id: Schema.NullOr(Schema.String),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ResponseInputItemList" })
+
+// ---------------------------------------------------------------------------------------------------------
+// Stream events (each with its `sequence_number`, from 0)
+
+type WithSequence<A> = A & { readonly sequence_number: number }
+
+export type ResponsesStreamEvent = WithSequence<
+  | { readonly type: "response.created" | "response.in_progress" | "response.completed" | "response.incomplete" | "response.failed"; readonly response: ResponseObject }
+  | { readonly type: "response.output_item.added" | "response.output_item.done"; readonly output_index: number; readonly item: OutputItem }
+  | {
+    readonly type: "response.content_part.added" | "response.content_part.done"
+    readonly item_id: string
+    readonly output_index: number
+    readonly content_index: number
+    readonly part: OutputText
+  }
+  | {
+    readonly type: "response.output_text.delta"
+    readonly item_id: string
+    readonly output_index: number
+    readonly content_index: number
+    readonly delta: string
+    readonly logprobs: readonly []
+  }
+  | {
+    readonly type: "response.output_text.done"
+    readonly item_id: string
+    readonly output_index: number
+    readonly content_index: number
+    readonly text: string
+    readonly logprobs: readonly []
+  }
+  | { readonly type: "response.function_call_arguments.delta"; readonly item_id: string; readonly output_index: number; readonly delta: string }
+  | {
+    readonly type: "response.function_call_arguments.done"
+    readonly item_id: string
+    readonly output_index: number
+    readonly name: string
+    readonly arguments: string
+  }
+  | { readonly type: "response.custom_tool_call_input.delta"; readonly item_id: string; readonly output_index: number; readonly delta: string }
+  | { readonly type: "response.custom_tool_call_input.done"; readonly item_id: string; readonly output_index: number; readonly input: string }
+  | {
+    readonly type: "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done"
+    readonly item_id: string
+    readonly output_index: number
+    readonly summary_index: number
+    readonly part: typeof SummaryText.Type
+  }
+  | {
+    readonly type: "response.reasoning_summary_text.delta"
+    readonly item_id: string
+    readonly output_index: number
+    readonly summary_index: number
+    readonly delta: string
+  }
+  | {
+    readonly type: "response.reasoning_summary_text.done"
+    readonly item_id: string
+    readonly output_index: number
+    readonly summary_index: number
+    readonly text: string
+  }
+>
