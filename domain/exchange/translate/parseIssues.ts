@@ -24,8 +24,13 @@ export const issuesOfParseError = (error: ParseResult.ParseError): ReadonlyArray
   // An object whose `type` is wrong (an image_url content part, a custom tool) is refused for that; its missing and
   // unexpected fields only follow from it.
   const isTypeField = (path: ReadonlyArray<string | number>) => path.length > 1 && path[path.length - 1] === "type"
-  const wrongType = deepest.filter((issue) => issue.tag === "Type" && isTypeField(issue.path)).map((issue) => issue.path.slice(0, -1))
-  const relevant = deepest.filter(
+  // A union member that matched an object's `type` (or takes it absent) and failed deeper explains the refusal; the
+  // other members' complaints about that `type` are noise (an input item whose content part is an image).
+  const matchedDeeper = (object: ReadonlyArray<string | number>) =>
+    deepest.some((other) => isTypeField(other.path) && isStrictPrefix(object, other.path.slice(0, -1)))
+  const typed = deepest.filter((issue) => !(isTypeField(issue.path) && matchedDeeper(issue.path.slice(0, -1))))
+  const wrongType = typed.filter((issue) => (issue.tag === "Type" || issue.tag === "Composite") && isTypeField(issue.path)).map((issue) => issue.path.slice(0, -1))
+  const relevant = typed.filter(
     (issue) => isTypeField(issue.path) || !wrongType.some((object) => isStrictPrefix(object, issue.path))
   )
   const kept = relevant.filter(

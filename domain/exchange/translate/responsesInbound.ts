@@ -281,7 +281,11 @@ export const messagesOfItems = (
       case "reasoning": {
         if (turn !== undefined && (turn.parts.length > 0 || turn.toolCalls.length > 0)) flush()
         const sealed = item.encrypted_content == null ? undefined : sealer.open(item.encrypted_content)
-        if (item.encrypted_content != null && sealed === undefined) unopened = true
+        // A seal that does not open (forged, altered, another account's or key's) drops the whole item.
+        if (item.encrypted_content != null && sealed === undefined) {
+          unopened = true
+          break
+        }
         if (sealed !== undefined) {
           if (sealed.signature !== "") current().blocks.push({ type: "thinking", thinking: sealed.thinking, signature: sealed.signature })
           else current().reasoning += sealed.thinking
