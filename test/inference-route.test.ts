@@ -39,6 +39,8 @@ const headersOf = (response: Response) =>
 const masked = (text: string) =>
   text
     .replace(/gen_[0-9a-f]{24}/g, "gen_<id>")
+    .replace(/\b(resp|msg|rs|fc|ctc)_([0-9a-f]{24})/g, "$1_<id>")
+    .replace(/"created_at":\d+/g, '"created_at":0')
     .replace(/"created":\d+/g, '"created":0')
     .replace(/"x_credits_remaining":[0-9.e+-]+/g, '"x_credits_remaining":0')
     .replace(/"credits_remaining":[0-9.e+-]+/g, '"credits_remaining":0')
@@ -69,7 +71,19 @@ const messages = (body: unknown): Sent => ({
   headers: { "content-type": "application/json", "x-api-key": secret, "anthropic-version": "2023-06-01" }
 })
 
+const responses = (body: unknown): Sent => ({
+  path: "/v1/responses",
+  body: JSON.stringify(body),
+  headers: { "content-type": "application/json", authorization: `Bearer ${secret}` }
+})
+
 const user = [{ role: "user", content: "Name three colours of the sea." }]
+
+/** What the route takes, its format by name. */
+const taken = (...args: Parameters<typeof takenByRoute>) => {
+  const route = takenByRoute(...args)
+  return route === undefined ? undefined : { format: route.format.name, token: route.token }
+}
 
 describe("INFERENCE_FAST_PATH", () => {
   const cases: ReadonlyArray<readonly [string, () => Sent]> = [
@@ -77,6 +91,10 @@ describe("INFERENCE_FAST_PATH", () => {
     ["a streamed chat completion", () => chat({ model: "openai/gpt-4.1", messages: user, max_tokens: 24, stream: true })],
     ["a message by x-api-key", () => messages({ model: "anthropic/claude-sonnet-4.5", messages: user, max_tokens: 24 })],
     ["a streamed message", () => messages({ model: "anthropic/claude-sonnet-4.5", messages: user, max_tokens: 24, stream: true })],
+    ["a response", () => responses({ model: "openai/gpt-4.1", input: "Name three colours of the sea.", max_output_tokens: 24 })],
+    ["a streamed response, not stored", () => responses({ model: "openai/gpt-4.1", input: user, max_output_tokens: 24, stream: true, store: false })],
+    ["a response continuing one that does not exist", () => responses({ model: "openai/gpt-4.1", input: "Go on.", previous_response_id: "resp_000000000000000000000000" })],
+    ["a response with a built-in tool", () => responses({ model: "openai/gpt-4.1", input: "Hi", tools: [{ type: "web_search" }], store: false })],
     ["a fallback list", () => chat({ models: ["openai/gpt-4.1", "google/gemini-2.5-flash"], messages: user, max_tokens: 8 })],
     ["a body that is not JSON", () => chat("{not json")],
     ["a body that fails validation", () => chat({ model: "openai/gpt-4.1", messages: [], temperature: 9 })],
@@ -110,20 +128,22 @@ describe("INFERENCE_FAST_PATH", () => {
 
   it("leaves to the stack what it does not take: other methods and paths, browsers, bodies not JSON or unsized, no token; a query does not count", () => {
     const head = { "content-type": "application/json", "content-length": "10", authorization: "Bearer ct_live_x" }
-    expect(takenByRoute("POST", "/v1/chat/completions", head)).toEqual({ format: "chat", token: "ct_live_x" })
-    expect(takenByRoute("POST", "/v1/messages", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toEqual({ format: "messages", token: "ct_live_y" })
-    expect(takenByRoute("GET", "/v1/chat/completions", head)).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", head)).toEqual({ format: "chat", token: "ct_live_x" })
+    expect(taken("POST", "/v1/messages", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toEqual({ format: "messages", token: "ct_live_y" })
+    expect(taken("GET", "/v1/chat/completions", head)).toBeUndefined()
     // A query string does not change the route (Claude Code posts to /v1/messages?beta=true); the path must match whole.
-    expect(takenByRoute("POST", "/v1/messages?beta=true", head)).toEqual({ format: "messages", token: "ct_live_x" })
-    expect(takenByRoute("POST", "/v1/chat/completions/?x=1", head)).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/messages/count_tokens?beta=true", head)).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/models", head)).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, origin: "https://example.com" })).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, "content-type": "text/plain" })).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, "content-length": undefined, "transfer-encoding": "chunked" })).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, "content-length": "4194305" })).toBeUndefined()
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, authorization: "Basic abc" })).toBeUndefined()
+    expect(taken("POST", "/v1/messages?beta=true", head)).toEqual({ format: "messages", token: "ct_live_x" })
+    expect(taken("POST", "/v1/chat/completions/?x=1", head)).toBeUndefined()
+    expect(taken("POST", "/v1/messages/count_tokens?beta=true", head)).toBeUndefined()
+    expect(taken("POST", "/v1/responses", head)).toEqual({ format: "responses", token: "ct_live_x" })
+    expect(taken("POST", "/v1/responses/input_tokens", head)).toBeUndefined()
+    expect(taken("POST", "/v1/models", head)).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, origin: "https://example.com" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, "content-type": "text/plain" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, "content-length": undefined, "transfer-encoding": "chunked" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, "content-length": "4194305" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, authorization: "Basic abc" })).toBeUndefined()
     // x-api-key is the messages format's; chat completions take a bearer token only.
-    expect(takenByRoute("POST", "/v1/chat/completions", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toBeUndefined()
   })
 })
