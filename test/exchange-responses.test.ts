@@ -297,8 +297,24 @@ describe("refusals and counting", () => {
     expect(await refused({ model: "openai/gpt-5", input: "x", tools: [weatherTool], tool_choice: { type: "function", name: "nope" } }))
       .toMatchObject({ status: 422, param: "tool_choice.name" })
     expect(await refused({ model: "openai/not-a-model", input: "x" })).toMatchObject({ status: 422, param: "model" })
+    // SPEC's structured-output rule: a named model without the mode is refused naming this format's field ...
+    expect(await refused({ model: "anthropic/claude-sonnet-4.5", input: "x", text: { format: { type: "json_object" } } }))
+      .toMatchObject({ status: 422, param: "text.format" })
     const unauthenticated = new OpenAI({ apiKey: "sk-wrong", baseURL: `${fx.baseUrl}/v1`, maxRetries: 0 })
     await expect(unauthenticated.responses.create({ model: "openai/gpt-5", input: "x" })).rejects.toMatchObject({ status: 401 })
+  })
+
+  it("text.format is structured output where the model has it; a models[] entry without it is skipped", async () => {
+    const schema = { type: "json_schema" as const, name: "colour", schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false }, strict: true }
+    const structured = await openai.responses.create({ model: "openai/gpt-5", input: "A colour", text: { format: schema } })
+    expect((await lastUpstream()).body.response_format).toEqual({ type: "json_schema", json_schema: { name: "colour", schema: schema.schema, strict: true } })
+    expect(JSON.parse(structured.output_text)).toHaveProperty("name")
+    expect(structured.text?.format).toEqual(schema)
+    const { data, response } = await openai.responses
+      .create({ models: ["anthropic/claude-sonnet-4.5", "openai/gpt-5"], input: "A colour as JSON", text: { format: { type: "json_object" } } } as any)
+      .withResponse()
+    expect(response.headers.get("x-model-used")).toBe("openai/gpt-5")
+    expect(() => JSON.parse(data.output_text)).not.toThrow()
   })
 
   it("input_tokens counts what a send reserves for, as count_tokens does, for free", async () => {

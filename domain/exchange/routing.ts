@@ -237,7 +237,7 @@ export const planCandidates = (
   })
 
 /** Refusals that mean a missing capability rather than an invalid value: a models[] entry with one is skipped. */
-const CAPABILITY_PARAMS = new Set(["tools", "tool_choice", "response_format"])
+const CAPABILITY_PARAMS = new Set(["tools", "tool_choice", "response_format", "text.format"])
 
 /** The price a cheapest-first choice compares: input plus output per million (the reference workload's shape). */
 const referencePrice = (model: RoutableModel): bigint => model.listing.price.input.usd18 * 2n + model.listing.price.output.usd18

@@ -215,13 +215,14 @@ export const parameterRefusal = (
     }
   }
   const format = chat.responseFormat?.type
+  const formatParam = options.inbound === "responses" ? "text.format" : "response_format"
   if (format === "json_schema" && !traits.structuredOutput) {
-    return refuse(`${name} has no native structured output (response_format json_schema).`, "response_format")
+    return refuse(`${name} has no native structured output (${formatParam} json_schema).`, formatParam)
   }
   if (format === "json_object" && !(traits.jsonMode ?? (vendor !== "anthropic" && traits.structuredOutput))) {
     return refuse(
-      `${name} has no native JSON mode (response_format json_object)${traits.structuredOutput ? "; send a json_schema response_format instead" : ""}.`,
-      "response_format"
+      `${name} has no native JSON mode (${formatParam} json_object)${traits.structuredOutput ? `; send a json_schema ${formatParam} instead` : ""}.`,
+      formatParam
     )
   }
   if (chat.reasoning === null && traits.reasoningOff === "refuse") {
