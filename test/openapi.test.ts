@@ -130,6 +130,10 @@ describe("served routes and documented routes", () => {
 
     expect(documented(publicDocument).sort()).toEqual(served(makeRouteTable(PublicApi).routes).sort())
     expect(documented(inferenceDocument).sort()).toEqual(served(makeRouteTable(InferenceApi).routes).sort())
+    expect(documented(inferenceDocument)).toEqual(expect.arrayContaining([
+      "POST /v1/chat/completions", "POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses",
+      "POST /v1/responses/input_tokens", "GET /v1/responses/{id}", "DELETE /v1/responses/{id}", "GET /v1/responses/{id}/input_items"
+    ]))
     // The server serves exactly the two documented APIs plus the maintainer API, which is private by design, and
     // the public web pages, which are pages, not API.
     const privateRoutes = served(makeRouteTable(AdminApi).routes)
