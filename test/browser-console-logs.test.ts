@@ -2,8 +2,11 @@
  * The console's request log and activity in a real browser, against a real service whose vendors are the simulator:
  * a signed-in user with credits and a key sends three chat requests over HTTP, then sees them in Logs, filters them by
  * model on the server, opens one row's bill (whose charge is exactly the API's), and finds the day's total on the
- * Activity page equal to the sum of the charges. At phone width both pages fit the screen.
+ * Activity page equal to the sum of the charges. A `/v1/responses` request opens its stored response beside its bill
+ * (input and output items, status), and one sent with `store: false` says nothing was kept. At phone width both pages
+ * fit the screen.
  */
+import OpenAI from "openai"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { credits } from "../web/console/format.ts"
@@ -34,6 +37,16 @@ const routableModels = async (): Promise<[string, string]> => {
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   throw new Error("no routable models")
+}
+
+/** Waits until the catalog routes `model`. */
+const routable = async (model: string) => {
+  for (let poll = 0; poll < 150; poll++) {
+    const body = (await (await fetch(`${service.baseUrl}/v1/models`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as { data: ReadonlyArray<{ id: string }> }
+    if (body.data.some((m) => m.id === model)) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`${model} never became routable`)
 }
 
 interface Generation {
@@ -115,6 +128,68 @@ describe("the console's logs and activity", () => {
     await page.getByLabel("Split by").selectOption("key")
     await expect.poll(() => page.getByTestId("activity-groups").locator("tbody tr").count(), { timeout: 10_000 }).toBe(1)
     expect(await page.getByTestId("activity-groups").locator("tbody tr td").last().textContent()).toBe(credits(sum.toString()))
+  }, 120_000)
+
+  it("opens a /v1/responses request's stored response beside its bill, and says when one was not stored", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name)
+    await signIn(page, `logs-responses-${Date.now()}@example.com`, "/console/logs")
+    await expect.poll(() => page.getByText("No requests yet").count(), { timeout: 10_000 }).toBe(1)
+
+    const me = ((await (await page.request.get(`${service.baseUrl}/v1/me`)).json()) as { cf_id: string }).cf_id
+    await grantCredits(service, MAINTAINER_TOKEN, me, 20000000000000000000n)
+    const issued = await page.request.post(`${service.baseUrl}/v1/keys`, { headers: { "x-cf-console": "1" }, data: { label: "responses" } })
+    expect(issued.status()).toBe(201)
+    const secret = ((await issued.json()) as { secret: string }).secret
+    await routable("openai/gpt-5")
+    const openai = new OpenAI({ apiKey: secret, baseURL: `${service.baseUrl}/v1`, maxRetries: 0, defaultHeaders: { "x-forwarded-for": nextVisitorIp() } })
+
+    // A stored response whose input has a developer turn, the user's question, and a tool call with its output.
+    const kept = await openai.responses
+      .create({
+        model: "openai/gpt-5",
+        instructions: "Be brief.",
+        tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }],
+        input: [
+          { role: "developer", content: "Use the tool's answer." },
+          { role: "user", content: "Say hello from the logs suite" },
+          { type: "function_call", call_id: "call_logs", name: "get_weather", arguments: JSON.stringify({ city: "Paris" }) },
+          { type: "function_call_output", call_id: "call_logs", output: "18C, clear" }
+        ]
+      })
+      .withResponse()
+    const keptId = kept.response.headers.get("x-request-id")!
+    expect(kept.data.output_text).not.toBe("")
+    const unstored = await openai.responses.create({ model: "openai/gpt-5", input: "Not kept", store: false }).withResponse()
+    const unstoredId = unstored.response.headers.get("x-request-id")!
+
+    await page.reload()
+    const rows = page.getByTestId("logs-table").locator("tbody tr[data-id]")
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(2)
+
+    // The stored one: its bill, then its items, as the API keeps them.
+    await page.locator(`tr[data-id="${keptId}"]`).click()
+    await page.getByTestId("bill").waitFor({ timeout: 10_000 })
+    const stored = page.getByTestId("stored-response")
+    await expect.poll(() => stored.getByTestId("stored-output").count(), { timeout: 10_000 }).toBe(1)
+    expect(await stored.getByRole("heading", { name: "Stored response" }).count()).toBe(1)
+    expect(await stored.getByTestId("stored-response-status").textContent()).toBe("completed")
+    const input = stored.getByTestId("stored-input").locator("li")
+    expect(await input.count()).toBe(4)
+    expect(await input.nth(0).locator(".item-label").textContent()).toBe("Developer")
+    expect(await input.nth(1).locator(".item-label").textContent()).toBe("User")
+    expect(await input.nth(1).locator(".answer").textContent()).toBe("Say hello from the logs suite")
+    expect(await input.nth(2).locator(".item-label").textContent()).toContain("Tool call get_weather")
+    expect(await input.nth(2).getByLabel("Arguments of get_weather").textContent()).toBe(JSON.stringify({ city: "Paris" }, null, 2))
+    expect(await input.nth(3).locator("pre").textContent()).toBe("18C, clear")
+    expect(await stored.getByText("Be brief.").count()).toBe(1)
+    const output = stored.getByTestId("stored-output").locator("li[data-kind=message]")
+    expect(await output.locator(".item-label").textContent()).toBe("Assistant")
+    expect(await output.locator(".answer").textContent()).toBe(kept.data.output_text)
+
+    // The one sent with store: false has its bill and no response.
+    await page.locator(`tr[data-id="${unstoredId}"]`).click()
+    await page.getByTestId("bill").waitFor({ timeout: 10_000 })
+    await expect.poll(() => page.getByTestId("stored-response-absent").textContent(), { timeout: 10_000 }).toBe("Not stored (store: false), deleted or expired.")
   }, 120_000)
 
   it("fits a phone's width, with a label on every input", async (context) => {

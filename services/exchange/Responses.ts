@@ -14,6 +14,7 @@ import {
   type ReasoningSealer
 } from "../../domain/exchange/translate/responsesInbound.ts"
 import { decodeBody } from "../../domain/exchange/translate/parseIssues.ts"
+import { responseIdOf } from "../../domain/exchange/translate/responsesRender.ts"
 import { InputItem, InputTokensRequest, ResponseObject } from "../../domain/exchange/wire/openaiResponses.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import { ReasoningSeal } from "./ReasoningSeal.ts"
@@ -118,6 +119,26 @@ export class Responses extends Effect.Service<Responses>()("Responses", {
       return page.value
     })
 
+    /**
+     * The stored response of the account's request `requestId` (`gen_<hex>`, the bill's id; its response is
+     * `resp_<hex>`) with every input item of that request in request order, as the console shows them beside the bill.
+     * 404 when there is none: not a `/v1/responses` request, stored with store=false, deleted, expired, another account's.
+     */
+    const ofRequest = Effect.fn("Responses.ofRequest")(function* (accountId: string, requestId: string) {
+      const row = requestId.startsWith("gen_") ? yield* stored.find(accountId, responseIdOf(requestId)) : Option.none()
+      if (Option.isNone(row) || row.value.requestId !== requestId) {
+        return yield* new NotFound({
+          message: `No stored response for request ${JSON.stringify(requestId)} on this account (not a /v1/responses request, ` +
+            "stored with store=false, deleted or expired)."
+        })
+      }
+      const response = yield* Option.match(decodeStoredResponse(row.value.response), {
+        onNone: () => Effect.dieMessage(`stored response ${row.value.id} does not decode`),
+        onSome: Effect.succeed
+      })
+      return { response, inputItems: row.value.inputItems }
+    })
+
     /** `POST /v1/responses/input_tokens`: the count a send of the same request would reserve for. */
     const countInput = Effect.fn("Responses.countInput")(function* (credential: Credential, json: unknown) {
       const request = yield* parseInputTokensRequest(json)
@@ -133,6 +154,6 @@ export class Responses extends Effect.Service<Responses>()("Responses", {
       return yield* counter.count({ chat: decoded.chat, route: decoded.route, format: "responses", apiKey: credential })
     })
 
-    return { prepare, keep, retrieve, remove, inputItems, countInput } as const
+    return { prepare, keep, retrieve, remove, inputItems, ofRequest, countInput } as const
   })
 }) {}

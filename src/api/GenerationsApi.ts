@@ -1,7 +1,8 @@
 /**
  * The account's request log and activity (DESIGN section 11 account paths; docs/decisions.md "Console: logs and
- * activity"): the stored bills listed newest first with server-side filters, one bill in full, and spend and tokens per
- * UTC day split by model, key or member. Readable with an API key or app grant (its account) or by a session or a
+ * activity"): the stored bills listed newest first with server-side filters, one bill in full (and, for a
+ * `/v1/responses` request, the response it stored with its input items), and spend and tokens per UTC day split by
+ * model, key or member. Readable with an API key or app grant (its account) or by a session or a
  * signed request (the active context's account), so the console and a script read the same routes.
  * Browser-safe: the console's client is built from this module.
  */
@@ -11,6 +12,7 @@ import { RequestId } from "../../domain/accounts/ids.ts"
 import { WeiDigits } from "../../domain/accounts/ledger.ts"
 import { NotFound, ValidationFailed } from "../../domain/errors.ts"
 import { ACTIVITY_MAX_DAYS, LOG_PAGE_DEFAULT, LOG_PAGE_MAX } from "../../domain/exchange/logs.ts"
+import { ResponseObject, StoredInputItem } from "../../domain/exchange/wire/openaiResponses.ts"
 import { CurrentReader } from "../../services/accounts/CurrentIdentity.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"
@@ -114,6 +116,13 @@ export const GenerationPage = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String).annotations({ description: "Pass as `cursor` for the next (older) page; null on the last" })
 }).annotations({ identifier: "GenerationPage" })
 
+export const GenerationResponse = Schema.Struct({
+  response: ResponseObject.annotations({ description: "The stored Response object, as `GET /v1/responses/{id}` answers it" }),
+  inputItems: Schema.Array(StoredInputItem).annotations({
+    description: "Every input item of the request, in request order, each with its id (as `GET /v1/responses/{id}/input_items` lists them)"
+  })
+}).annotations({ identifier: "GenerationResponse" })
+
 const PAGE_DESCRIPTION = `Page size, 1-${LOG_PAGE_MAX} (default ${LOG_PAGE_DEFAULT})`
 
 export const GenerationsQuery = reportAllIssues(
@@ -152,6 +161,17 @@ export class GenerationsGroup extends HttpApiGroup.make("generations")
       .addSuccess(GenerationView)
       .addError(errorWire(NotFound))
       .annotate(OpenApi.Summary, "The stored bill of one request (id = its X-Request-Id): counts, rates, provenance, tier, markup, peg, revision, attempts")
+  )
+  .add(
+    HttpApiEndpoint.get("generationResponse", "/v1/generations/:id/response")
+      .setPath(Schema.Struct({ id: Schema.String }))
+      .addSuccess(GenerationResponse)
+      .addError(errorWire(NotFound))
+      .annotate(OpenApi.Summary, "The stored response of a /v1/responses request (id = its X-Request-Id) with the request's input items")
+      .annotate(
+        OpenApi.Description,
+        "404 when the request kept none: not a /v1/responses request, sent with `store: false`, deleted, or past its 30 days."
+      )
   )
   // Both reads take parameters the server validates.
   .addError(errorWire(ValidationFailed))

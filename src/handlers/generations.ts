@@ -1,6 +1,6 @@
 /**
- * The request log, one bill, and the activity: whose account (AccountReadAuth), decode, call GenerationLogs or
- * Generations, encode (wei as digit strings).
+ * The request log, one bill, its stored response, and the activity: whose account (AccountReadAuth), decode, call
+ * GenerationLogs, Generations or Responses, encode (wei as digit strings).
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
@@ -8,6 +8,7 @@ import { NotFound } from "../../domain/errors.ts"
 import { LOG_PAGE_DEFAULT } from "../../domain/exchange/logs.ts"
 import { type Figures, GenerationLogs, type LogRow } from "../../services/exchange/GenerationLogs.ts"
 import { type GenerationRow, Generations } from "../../services/exchange/Generations.ts"
+import { Responses } from "../../services/exchange/Responses.ts"
 import { CurrentReader } from "../../services/accounts/CurrentIdentity.ts"
 import type { GenerationSummary, GenerationView } from "../api/GenerationsApi.ts"
 import { ServerApi } from "../api/ServerApi.ts"
@@ -53,6 +54,7 @@ export const GenerationsHandlers = HttpApiBuilder.group(ServerApi, "generations"
   Effect.gen(function* () {
     const generations = yield* Generations
     const logs = yield* GenerationLogs
+    const responses = yield* Responses
     return handlers
       .handle("listGenerations", ({ urlParams }) =>
         Effect.flatMap(accountId, (id) =>
@@ -74,6 +76,7 @@ export const GenerationsHandlers = HttpApiBuilder.group(ServerApi, "generations"
           )
         )
       )
+      .handle("generationResponse", ({ path }) => Effect.flatMap(accountId, (id) => responses.ofRequest(id, path.id)))
   })
 ).pipe(Layer.provide(AccountReadAuthLive))
 

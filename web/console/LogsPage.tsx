@@ -1,6 +1,7 @@
 /**
  * The request log: the account's requests newest first, filtered by the server (model, key, outcome, UTC dates) and
- * paged by its cursor ("Load more"); a row opens that request's bill, fetched when asked for.
+ * paged by its cursor ("Load more"); a row opens that request's bill, fetched when asked for, and for a `/v1/responses`
+ * request the response it stored (StoredResponse.tsx).
  */
 import { useSignal } from "@preact/signals"
 import { Fragment } from "preact"
@@ -10,6 +11,7 @@ import { utc } from "../shared/format.ts"
 import { useRead } from "../shared/useRead.tsx"
 import { call } from "./api.ts"
 import { BillDetail } from "./BillDetail.tsx"
+import { StoredResponse } from "./StoredResponse.tsx"
 import { credits } from "./format.ts"
 import "./logs.css"
 
@@ -214,6 +216,7 @@ export const LogsPage = () => {
                         {bill.value.state === "ready" && (
                           <BillDetail generation={bill.value.value} />
                         )}
+                        {row.format === "responses" && <StoredResponse requestId={row.id} />}
                       </td>
                     </tr>
                   )}
