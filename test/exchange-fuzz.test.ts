@@ -12,6 +12,14 @@
  * `{input_tokens}` with a non-negative integer, and nothing is billed (the balance and the ledger do not move).
  * Before the runs every seed request is sent as it is: each is served (or refused by the upstream, where marked).
  *
+ * POST /v1/responses is fuzzed with FUZZ_COUNT / RESPONSES_SHARE bodies (test/support/fuzzResponses*.ts: generated
+ * valid bodies, Codex CLI's captured ones with Codex's headers, and their mutations) under the same rules, its served
+ * answers in the ledger's check, and a stored response exactly for each served one that did not say store=false; a
+ * refusal names its field (`param` or `issues`); a previous_response_id naming nothing is 404 not_found, never
+ * served. Each refused field alone on the seeds is refused with its code and the param naming it. The responses the
+ * run stored are then read, paged (limit, order, after, before) and deleted with odd ids and queries: never a 5xx.
+ * POST /v1/responses/input_tokens is fuzzed like count_tokens, with FUZZ_COUNT / INPUT_TOKENS_SHARE bodies.
+ *
  * Replay: FUZZ_SEED=<seed> (printed) regenerates the same bodies; `generateFuzzBody(format, seed, index)` one of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,7 +29,10 @@ import { type ExchangeFixture, ONE_CREDIT, startExchangeFixture } from "./suppor
 import { envelopeTextProblem } from "./support/errorEnvelope.ts"
 import { UPSTREAM_REFUSED_SEEDS } from "./support/fuzzAgentDialect.ts"
 import { FUZZ_PATHS, type FuzzBody, generateFuzzBody, seedBody, seedsOf } from "./support/fuzzBodies.ts"
-import { envInt, type FuzzFormat } from "./support/fuzzCore.ts"
+import { clone, envInt, type FuzzFormat, isCountFormat, type Obj, serialize } from "./support/fuzzCore.ts"
+import { type Failure, failureReport as reportOf, makeExercise, type Outcome } from "./support/fuzzExercise.ts"
+import { readProblem, readRequest } from "./support/fuzzResponsesReads.ts"
+import { RESPONSES_REFUSALS } from "./support/fuzzResponsesRefusals.ts"
 import { recordFigure } from "./support/reliability.ts"
 
 const DEFAULT_SEED = 0x5eed_2011
@@ -30,8 +41,15 @@ const COUNT = envInt("FUZZ_COUNT", 10_000, 1)
 const CONCURRENCY = envInt("FUZZ_CONCURRENCY", 8, 1)
 /** The token count's run is FUZZ_COUNT / COUNT_SHARE bodies: one body shape, no generation, no ledger to move. */
 const COUNT_SHARE = 4
-const countOf = (format: FuzzFormat) => (format === "count" ? Math.ceil(COUNT / COUNT_SHARE) : COUNT)
-/** FUZZ_ONLY="chat:16,messages:240-250,count:3,7" replays just those bodies of the run (no format: of every format). */
+/**
+ * The Responses run is FUZZ_COUNT / RESPONSES_SHARE bodies (one costs about two chat bodies: larger bodies, Codex's
+ * ~40 kB ones among them, and more of them served), its input_tokens' half of that.
+ */
+const RESPONSES_SHARE = 4
+const INPUT_TOKENS_SHARE = 8
+const SHARES: Record<FuzzFormat, number> = { chat: 1, messages: 1, count: COUNT_SHARE, responses: RESPONSES_SHARE, input_tokens: INPUT_TOKENS_SHARE }
+const countOf = (format: FuzzFormat) => Math.ceil(COUNT / SHARES[format])
+/** FUZZ_ONLY="chat:16,messages:240-250,count:3,7,responses:9" replays just those bodies of the run (no format: of every format). */
 const ONLY = (process.env.FUZZ_ONLY ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
 const indexesOf = (format: FuzzFormat): ReadonlyArray<number> => {
   if (ONLY.length === 0) return Array.from({ length: countOf(format) }, (_, i) => i)
@@ -44,29 +62,10 @@ const indexesOf = (format: FuzzFormat): ReadonlyArray<number> => {
     return prefix === format ? Array.from({ length: to! - from! + 1 }, (_, i) => from! + i) : []
   })
 }
-/** Per request: a stuck answer is a failure, not a hung suite. */
-const REQUEST_TIMEOUT_MS = 30_000
+/** The reads of stored responses: one per 40 bodies of a format. */
+const READS = Math.ceil(COUNT / 40)
 /** Each format's run, and the ledger's check. */
 const RUN_TIMEOUT_MS = 170_000
-
-/** The vendor refused a request the exchange had already reserved for (Exchange.ts): its hold is released. */
-const VENDOR_REFUSAL = / refused the request: /
-
-interface Outcome {
-  readonly index: number
-  readonly status: number
-  readonly code: string | undefined
-  readonly vendorRefusal: boolean
-  readonly requestId: string | undefined
-  readonly stream: boolean
-  /** X-Compute-Used of a whole answer. */
-  readonly computeUsed: bigint | undefined
-}
-
-interface Failure {
-  readonly body: FuzzBody
-  readonly problem: string
-}
 
 interface Run {
   readonly count: number
@@ -82,89 +81,11 @@ let balanceBefore: bigint
 let lastEntryBefore: bigint
 let accountId: string
 
+const exercise = makeExercise({ baseUrl: () => fx.baseUrl, keyOf: (format) => keys[format] })
+const failureReport = (failures: ReadonlyArray<Failure>, total: number, what: string) => reportOf(failures, total, what, SEED)
+
 const account = async () =>
   (await makeClient(fx.baseUrl).call("GET", "/v1/account", undefined, { cookie: fx.cookie, ip: fx.ip })).body as { balanceWei: string; reservedWei: string }
-
-const describeBody = (body: FuzzBody): string => {
-  // Long runs of one character (deep nesting, long strings) are abbreviated; the replay regenerates the exact bytes.
-  const text = Buffer.from(body.bytes).toString("utf8").replace(/(.)\1{31,}/gsu, (run, char: string) => `<${JSON.stringify(char)} x ${[...run].length}>`)
-  const shown = text.length > 3000 ? `${text.slice(0, 3000)}... (${body.bytes.length} bytes)` : text
-  return [
-    body.index < 0
-      ? `format=${body.format} seed request ${body.seedRequest} as it is (seedBody(${JSON.stringify(body.format)}, ${body.seedRequest}))`
-      : `FUZZ_SEED=${SEED} format=${body.format} index=${body.index} (seed request ${body.seedRequest}; replay: generateFuzzBody(${JSON.stringify(body.format)}, ${SEED}, ${body.index}))`,
-    `mutations: ${JSON.stringify(body.mutations)}`,
-    `POST ${FUZZ_PATHS[body.format]}${body.query}`,
-    `content-type: ${body.contentType ?? "(none)"}${body.format !== "chat" ? `, key as ${body.xApiKey ? "x-api-key" : "Bearer"}` : ""}`,
-    `anthropic-beta: ${body.betaHeader === undefined ? "(none)" : JSON.stringify(body.betaHeader.length > 300 ? `${body.betaHeader.slice(0, 300)}...` : body.betaHeader)}`,
-    `body: ${JSON.stringify(shown)}`
-  ].join("\n")
-}
-
-/** Splits a server-sent event stream into its events (the `event:` name, if any, and the joined `data:` lines). */
-const sseEvents = (text: string): Array<{ event: string | undefined; data: string }> =>
-  text
-    .split(/\n\n/)
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      let event: string | undefined
-      const data: Array<string> = []
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) event = line.slice(6).trim()
-        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""))
-      }
-      return { event, data: data.join("\n") }
-    })
-
-/** SPEC "Streaming": the chat stream ends `data: [DONE]` after the final chunk; the messages stream ends `message_stop`. */
-const streamProblem = (format: Exclude<FuzzFormat, "count">, text: string): string | undefined => {
-  if (!text.endsWith("\n\n")) return "the stream does not end on an event boundary"
-  const events = sseEvents(text)
-  if (events.length === 0) return "the stream is empty"
-  const last = events[events.length - 1]!
-  const interrupted = (data: string) => {
-    try {
-      const parsed = JSON.parse(data) as { error?: { code?: unknown; type?: unknown } }
-      return parsed.error?.code === "stream_interrupted" && parsed.error.type === "server_error"
-    } catch {
-      return false
-    }
-  }
-  if (format === "chat") {
-    const json = events.filter((e) => e.data !== "[DONE]")
-    for (const e of json) {
-      try {
-        JSON.parse(e.data)
-      } catch {
-        return `a chunk is not JSON: ${JSON.stringify(e.data.slice(0, 200))}`
-      }
-    }
-    if (last.data === "[DONE]") {
-      if (events.filter((e) => e.data === "[DONE]").length !== 1) return "[DONE] is sent more than once"
-      const final = JSON.parse(events[events.length - 2]?.data ?? "null") as { choices?: Array<{ finish_reason?: unknown }>; usage?: unknown } | null
-      if (final?.choices?.[0]?.finish_reason == null || final.usage == null) return "the chunk before [DONE] has no finish_reason or usage"
-      const first = JSON.parse(events[0]!.data) as { object?: unknown; choices?: Array<{ delta?: { role?: unknown } }> }
-      if (first.object !== "chat.completion.chunk" || first.choices?.[0]?.delta?.role !== "assistant") return "the first chunk does not carry role assistant"
-      return undefined
-    }
-    return interrupted(last.data) ? undefined : `the chat stream ends neither with [DONE] nor stream_interrupted: ${JSON.stringify(last.data.slice(0, 300))}`
-  }
-  if (events[0]!.event !== "message_start") return `the messages stream starts with ${JSON.stringify(events[0]!.event)}`
-  for (const e of events) {
-    try {
-      const parsed = JSON.parse(e.data) as { type?: unknown }
-      if (parsed.type !== e.event) return `event ${JSON.stringify(e.event)} carries data of type ${JSON.stringify(parsed.type)}`
-    } catch {
-      return `the data of event ${JSON.stringify(e.event)} is not JSON`
-    }
-  }
-  if (last.event === "message_stop") {
-    if (events.filter((e) => e.event === "message_stop").length !== 1) return "message_stop is sent more than once"
-    if (events[events.length - 2]?.event !== "message_delta") return "message_stop does not follow message_delta"
-    return undefined
-  }
-  return last.event === "error" && interrupted(last.data) ? undefined : `the messages stream ends with ${JSON.stringify(last.event)}, neither message_stop nor stream_interrupted`
-}
 
 /** Seed requests sent as they are, before the runs: their outcomes feed the ledger's check. */
 const seedOutcomes: Array<Outcome> = []
@@ -182,7 +103,7 @@ const sendSeeds = async (format: FuzzFormat): Promise<{ outcomes: Array<Outcome>
       const { outcome, problem } = await exercise(body)
       if (outcome !== undefined) outcomes.push(outcome)
       // The count does not reach the upstream's refusal: a vendor counter that fails leaves the local estimate.
-      const refusedUpstream = format !== "count" && UPSTREAM_REFUSED_SEEDS.has(seed)
+      const refusedUpstream = !isCountFormat(format) && UPSTREAM_REFUSED_SEEDS.has(seed)
       if (problem !== undefined) failures.push({ body, problem })
       else if (outcome !== undefined && refusedUpstream !== (outcome.status !== 200)) {
         failures.push({
@@ -200,99 +121,12 @@ const sendSeeds = async (format: FuzzFormat): Promise<{ outcomes: Array<Outcome>
   return { outcomes, failures }
 }
 
-/** Sends one body and judges the answer; the outcome feeds the ledger's check. */
-const exercise = async (body: FuzzBody): Promise<{ outcome?: Outcome; problem?: string }> => {
-  const key = keys[body.format]
-  const headers: Record<string, string> = {
-    ...(body.contentType === undefined ? {} : { "content-type": body.contentType }),
-    ...(body.xApiKey ? { "x-api-key": key.secret } : { authorization: `Bearer ${key.secret}` }),
-    ...(body.betaHeader === undefined ? {} : { "anthropic-beta": body.betaHeader })
-  }
-  const path = `${FUZZ_PATHS[body.format]}${body.query}`
-  let status: number
-  let responseHeaders: Headers
-  let text: string
-  try {
-    const response = await fetch(`${fx.baseUrl}${path}`, {
-      method: "POST",
-      headers,
-      body: body.bytes,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-    })
-    status = response.status
-    responseHeaders = response.headers
-    text = await response.text()
-  } catch (error) {
-    return { problem: `no complete answer: ${String(error)}${error instanceof Error && error.cause !== undefined ? ` (${String(error.cause)})` : ""}` }
-  }
-  const contentType = responseHeaders.get("content-type") ?? ""
-  const answer = `status ${status}, content-type ${JSON.stringify(contentType)}, body ${JSON.stringify(text.slice(0, 1500))}`
-  if (status < 200 || (status >= 300 && status < 400)) return { problem: `unexpected status: ${answer}` }
-  if (status >= 400) {
-    if (!contentType.startsWith("application/json")) return { problem: `a refusal that is not application/json: ${answer}` }
-    const problem = envelopeTextProblem(status, text)
-    if (problem !== undefined) return { problem: `${status >= 500 ? "5xx answer; " : ""}${problem}: ${answer}` }
-    const error = (JSON.parse(text) as { error: { code: string; message: string } }).error
-    // A 5xx in the envelope still counts for the ledger's check (its hold, if any, must have been released).
-    return {
-      outcome: {
-        index: body.index,
-        status,
-        code: error.code,
-        vendorRefusal: error.code === "validation_failed" && VENDOR_REFUSAL.test(error.message),
-        requestId: undefined,
-        stream: false,
-        computeUsed: undefined
-      },
-      ...(status >= 500 ? { problem: `5xx answer: ${answer}` } : {})
-    }
-  }
-  if (status !== 200) return { problem: `a success other than 200: ${answer}` }
-  if (body.format === "count") {
-    // Free: no generation, no id to settle; just the count.
-    if (!contentType.startsWith("application/json")) return { problem: `a count that is not JSON: ${answer}` }
-    let count: unknown
-    try {
-      count = JSON.parse(text)
-    } catch {
-      return { problem: `a count whose body is not JSON: ${answer}` }
-    }
-    const inputTokens = (count as { input_tokens?: unknown } | null)?.input_tokens
-    if (typeof count !== "object" || count === null || Array.isArray(count) || Object.keys(count).join() !== "input_tokens") {
-      return { problem: `a count that is not {input_tokens}: ${answer}` }
-    }
-    if (typeof inputTokens !== "number" || !Number.isSafeInteger(inputTokens) || inputTokens < 0) {
-      return { problem: `input_tokens is not a non-negative integer: ${answer}` }
-    }
-    return { outcome: { index: body.index, status, code: undefined, vendorRefusal: false, requestId: undefined, stream: false, computeUsed: undefined } }
-  }
-  const requestId = responseHeaders.get("x-request-id") ?? ""
-  if (!/^gen_[0-9a-f]{24}$/.test(requestId)) return { problem: `a 200 without a generation id in X-Request-Id: ${answer}` }
-  if (contentType.startsWith("text/event-stream")) {
-    const problem = streamProblem(body.format, text)
-    if (problem !== undefined) return { problem: `${problem}: ${answer}` }
-    return { outcome: { index: body.index, status, code: undefined, vendorRefusal: false, requestId, stream: true, computeUsed: undefined } }
-  }
-  if (!contentType.startsWith("application/json")) return { problem: `a 200 that is neither JSON nor a stream: ${answer}` }
-  let reply: { id?: unknown; object?: unknown; type?: unknown }
-  try {
-    reply = JSON.parse(text) as typeof reply
-  } catch {
-    return { problem: `a 200 whose body is not JSON: ${answer}` }
-  }
-  if (reply.id !== requestId) return { problem: `the reply's id is not its X-Request-Id: ${answer}` }
-  if (body.format === "chat" ? reply.object !== "chat.completion" : reply.type !== "message") return { problem: `a 200 that is not a ${body.format} reply: ${answer}` }
-  const used = responseHeaders.get("x-compute-used") ?? ""
-  if (!/^\d+$/.test(used)) return { problem: `a 200 without X-Compute-Used: ${answer}` }
-  return { outcome: { index: body.index, status, code: undefined, vendorRefusal: false, requestId, stream: false, computeUsed: BigInt(used) } }
-}
-
 /** Every 97th body's bytes, generated before anything else: the run must send exactly these (replayable by index). */
 const sampled = (format: FuzzFormat) => indexesOf(format).filter((i) => i % 97 === 0)
 const fingerprints = new Map<string, string>()
 const fingerprint = (body: FuzzBody) =>
-  `${body.contentType}|${body.xApiKey}|${body.betaHeader}|${body.query}|${Buffer.from(body.bytes).toString("base64")}`
-for (const format of ["chat", "messages", "count"] as const) {
+  `${body.contentType}|${body.xApiKey}|${body.betaHeader}|${body.query}|${JSON.stringify(body.extraHeaders)}|${Buffer.from(body.bytes).toString("base64")}`
+for (const format of ["chat", "messages", "count", "responses", "input_tokens"] as const) {
   for (const index of sampled(format)) fingerprints.set(`${format}:${index}`, fingerprint(generateFuzzBody(format, SEED, index)))
 }
 
@@ -330,15 +164,6 @@ const summary = (run: Run) => {
   return [...byAnswer.entries()].sort((a, b) => b[1] - a[1]).map(([label, n]) => `${label}: ${n}`).join(", ")
 }
 
-/** The failures of a run (or of the seeds) as one message: how many, the first in full, the other indexes. */
-const failureReport = (failures: ReadonlyArray<Failure>, total: number, what: string) => {
-  const first = failures[0]
-  return first === undefined
-    ? ""
-    : `${failures.length} of ${total} ${what} failed; the first:\n${first.problem}\n${describeBody(first.body)}\n` +
-      `other failing indexes: ${failures.slice(1, 40).map((f) => f.body.index).join(", ")}\n`
-}
-
 /** Runs a format's bodies and prints what they were answered (the failures are asserted by `expectClean`). */
 const runAndReport = async (format: FuzzFormat): Promise<Run> => {
   const run = await runFormat(format)
@@ -355,7 +180,7 @@ const expectClean = (format: FuzzFormat, run: Run) => {
   expect(run.outcomes).toHaveLength(run.count)
   if (ONLY.length > 0) return
   // The generator reaches both sides: some bodies are served, most are refused.
-  if (format !== "count") expect(run.outcomes.some((o) => o.status === 200 && o.stream)).toBe(true)
+  if (!isCountFormat(format)) expect(run.outcomes.some((o) => o.status === 200 && o.stream)).toBe(true)
   expect(run.outcomes.some((o) => o.status === 200 && !o.stream)).toBe(true)
   expect(run.outcomes.some((o) => o.status === 422)).toBe(true)
 }
@@ -373,6 +198,8 @@ beforeAll(async () => {
   keys.chat = await fx.issueKey({ label: "fuzz chat" })
   keys.messages = await fx.issueKey({ label: "fuzz messages" })
   keys.count = await fx.issueKey({ label: "fuzz count_tokens" })
+  keys.responses = await fx.issueKey({ label: "fuzz responses" })
+  keys.input_tokens = await fx.issueKey({ label: "fuzz responses input_tokens" })
   // Enough that no hold of a served body is refused for the balance (a few are, by design, for huge max_tokens).
   await fx.grant(1_000_000n * ONE_CREDIT)
   const [row] = await fx.query(`SELECT account_id::text AS account FROM api_keys WHERE id = $1`, [keys.chat.id])
@@ -390,9 +217,9 @@ afterAll(async () => {
 
 describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of valid requests per format`, () => {
   it(
-    "every seed request of chat and messages, sent as it is, is served (or refused by the upstream, where the seed says so)",
+    "every seed request of chat, messages and responses, sent as it is, is served (or refused by the upstream, where the seed says so)",
     async () => {
-      for (const format of ["chat", "messages"] as const) {
+      for (const format of ["chat", "messages", "responses"] as const) {
         const { outcomes, failures } = await sendSeeds(format)
         seedOutcomes.push(...outcomes)
         expect(failures.length, failureReport(failures, seedsOf(format).length, `${format} seeds`)).toBe(0)
@@ -414,17 +241,50 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
   )
 
   it(
-    "no refusal touches the ledger: one charge per served body equal to its reported bill, every hold settled or released, the balance down by exactly the charges",
+    "POST /v1/responses never answers 5xx, refuses only in the envelope naming the field, is 404 for a previous_response_id naming nothing, and ends every stream with response.completed or stream_interrupted",
+    () => fuzz("responses"),
+    RUN_TIMEOUT_MS
+  )
+
+  it(
+    "each refused field of a Responses body, alone on the seeds, is refused with its code and the param naming it",
+    async () => {
+      const failures: Array<string> = []
+      for (const format of ["responses", "input_tokens"] as const) {
+        // Every third seed and every Codex body: each case on a dozen-odd bodies.
+        const seeds = seedsOf(format).map((seed, i) => ({ seed, i })).filter(({ i }) => i % 3 === 0 || i >= seedsOf(format).length - 3)
+        const cases = RESPONSES_REFUSALS.filter((c) => format === "responses" ? c.name !== "background on input_tokens" : c.sendOnly !== true)
+        await Promise.all(cases.flatMap((refusal) =>
+          seeds.map(async ({ seed, i }) => {
+            const body = clone(seed) as Obj
+            const param = refusal.apply(body)
+            const sent: FuzzBody = { ...seedBody(format, i), index: -1, mutations: [refusal.name], bytes: new TextEncoder().encode(serialize(body)) }
+            const { outcome, problem } = await exercise(sent)
+            const error = outcome?.code
+            if (problem !== undefined) failures.push(`${format} ${refusal.name} on seed ${i}: ${problem}`)
+            else if (outcome?.status !== refusal.status || error !== refusal.code || (outcome.param ?? undefined) !== param) {
+              failures.push(`${format} ${refusal.name} on seed ${i}: answered ${outcome?.status} ${error} param ${JSON.stringify(outcome?.param)}, expected ${refusal.status} ${refusal.code} param ${JSON.stringify(param)}`)
+            }
+          })
+        ))
+      }
+      expect(failures.slice(0, 20)).toEqual([])
+    },
+    60_000
+  )
+
+  it(
+    "no refusal touches the ledger: one charge per served body equal to its reported bill, every hold settled or released, the balance down by exactly the charges; a response is stored exactly for each served body that did not say store=false",
     async () => {
       const served = new Map<string, Outcome>()
       // Refusals that come after the reservation: the vendor refused the body, or no upstream key could take it.
       let refusedAfterHold = 0
-      for (const format of ["chat", "messages"] as const) expect(runs[format], `the ${format} run did not complete`).toBeDefined()
-      for (const o of [...seedOutcomes, ...runs.chat!.outcomes, ...runs.messages!.outcomes]) {
+      for (const format of ["chat", "messages", "responses"] as const) expect(runs[format], `the ${format} run did not complete`).toBeDefined()
+      for (const o of [...seedOutcomes, ...runs.chat!.outcomes, ...runs.messages!.outcomes, ...runs.responses!.outcomes]) {
         if (o.requestId !== undefined) served.set(o.requestId, o)
         if (o.vendorRefusal || o.code === "all_keys_exhausted") refusedAfterHold++
       }
-      const keyIds = [keys.chat.id, keys.messages.id]
+      const keyIds = [keys.chat.id, keys.messages.id, keys.responses.id]
       // Streams settle after their last byte: allow the settlements a moment.
       await waitFor("the fuzzed keys' holds to settle", async () =>
         (await fx.query(`SELECT 1 FROM holds WHERE api_key_id = ANY($1) AND released_at IS NULL AND settled_at IS NULL`, [keyIds])).length === 0, 15_000, 100)
@@ -469,15 +329,28 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       const after = await account()
       expect(after.reservedWei).toBe("0")
       expect(balanceBefore - BigInt(after.balanceWei)).toBe(total)
-      console.log(`[fuzz] ledger: ${served.size} served, ${entries.length} charges totalling ${total} wei, ${refusedAfterHold} holds released for refusals after reserving`)
+      // Stored responses: exactly the served Responses bodies that did not say store=false, none for a refusal.
+      const stored = await fx.query(`SELECT request_id FROM stored_responses WHERE account_id = $1`, [accountId])
+      const storedIds = new Set(stored.map((row) => row.request_id as string))
+      const storedWrongly = [...served.entries()].filter(([id, o]) => o.stored !== "unstorable" && (o.stored === true) !== storedIds.has(id))
+      expect(
+        storedWrongly.map(([id, o]) => `${id} (responses body ${o.index}) ${o.stored === true ? "not stored" : "stored"}`),
+        "responses stored though store=false, or not stored though served and asked for"
+      ).toEqual([])
+      expect(stored.every((row) => served.has(row.request_id)), "a stored response of no served body").toBe(true)
+      const unstorable = [...served.entries()].filter(([id, o]) => o.stored === "unstorable" && !storedIds.has(id)).map(([, o]) => o.index)
+      if (unstorable.length > 0) console.log(`[fuzz] ${unstorable.length} served responses with a NUL or lone surrogate not stored (jsonb refuses them): bodies ${unstorable.slice(0, 20).join(", ")}`)
+
+      console.log(`[fuzz] ledger: ${served.size} served, ${entries.length} charges totalling ${total} wei, ${refusedAfterHold} holds released for refusals after reserving; ${stored.length} responses stored`)
       if (ONLY.length === 0) {
         const chat = runs.chat!
         const messages = runs.messages!
+        const responses = runs.responses!
         recordFigure({
           suite: "test/exchange-fuzz.test.ts",
-          tried: "seeded hostile bodies to /v1/chat/completions and /v1/messages",
-          volume: `${chat.count + messages.count} bodies (${chat.count} per format), seed ${SEED}`,
-          held: `0 answers 5xx; every refusal in the envelope at its code's status; ${served.size} served, ${entries.length} charges each equal to its bill; ${refusedAfterHold} holds released for refusals after reserving; none left live; the balance down by exactly the charges`
+          tried: "seeded hostile bodies to /v1/chat/completions, /v1/messages and /v1/responses",
+          volume: `${chat.count + messages.count + responses.count} bodies (${chat.count} chat and messages, ${responses.count} responses), seed ${SEED}`,
+          held: `0 answers 5xx; every refusal in the envelope at its code's status; ${served.size} served, ${entries.length} charges each equal to its bill; ${refusedAfterHold} holds released for refusals after reserving; none left live; the balance down by exactly the charges; ${stored.length} responses stored, each of a served body that asked for it`
         })
       }
     },
@@ -485,46 +358,99 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
   )
 
   it(
-    "POST /v1/messages/count_tokens never answers 5xx, refuses only in the envelope, answers {input_tokens} with a non-negative integer, and bills nothing",
+    "GET /v1/responses/{id}, its input_items (limit, order, after, before) and DELETE never answer 5xx for any id or query, read back what was stored and forget what was deleted",
     async () => {
-      const ledgerOf = async () => {
-        const [row] = await fx.query(
-          `SELECT coalesce(max(id), 0)::text AS last, count(*)::int AS entries FROM ledger_entries WHERE account_id = $1`,
-          [accountId]
-        )
-        const [holds] = await fx.query(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [accountId])
-        const [generations] = await fx.query(`SELECT count(*)::int AS n FROM generations WHERE account_id = $1`, [accountId])
-        const { balanceWei, reservedWei } = await account()
-        return { lastEntry: row.last as string, entries: row.entries as number, holds: holds.n as number, generations: generations.n as number, balanceWei, reservedWei }
-      }
-      // After the sends have settled, the account is still: whatever moves now moved for a count.
-      await settled()
-      const before = await ledgerOf()
-      expect(before.reservedWei).toBe("0")
-
-      const seeds = await sendSeeds("count")
-      const run = await runAndReport("count")
-
-      // Nothing billed, whatever the answers were.
-      expect(await ledgerOf(), "the account after counting").toEqual(before)
-      const byKey = await fx.query(
-        `SELECT (SELECT count(*) FROM holds WHERE api_key_id = $1)::int AS holds,
-                (SELECT count(*) FROM generations WHERE api_key_id = $1)::int AS generations,
-                (SELECT count(*) FROM ledger_entries WHERE api_key_id = $1)::int AS entries`,
-        [keys.count.id]
-      )
-      expect(byKey[0]).toEqual({ holds: 0, generations: 0, entries: 0 })
-      expect(seeds.failures.length, failureReport(seeds.failures, seedsOf("count").length, "count seeds")).toBe(0)
-      expectClean("count", run)
-      if (ONLY.length === 0) {
-        recordFigure({
-          suite: "test/exchange-fuzz.test.ts",
-          tried: "seeded hostile bodies to /v1/messages/count_tokens",
-          volume: `${run.count} bodies and ${seedsOf("count").length} seed requests, seed ${SEED}`,
-          held: `0 answers 5xx; every refusal in the envelope at its code's status; ${run.outcomes.filter((o) => o.status === 200).length} counts, each {input_tokens} a non-negative integer; no hold, generation or ledger entry, the balance unchanged`
+      const rows = await fx.query(`SELECT id, input_items FROM stored_responses WHERE account_id = $1 ORDER BY id`, [accountId])
+      const stored = rows.map((row) => ({
+        id: row.id as string,
+        itemIds: (row.input_items as Array<{ id?: unknown }>).flatMap((item) => (typeof item.id === "string" ? [item.id] : []))
+      }))
+      const deleted = new Set<string>()
+      const failures: Array<string> = []
+      const byAnswer = new Map<string, number>()
+      // One at a time: whether a stored response is still there depends on the deletes before.
+      for (let index = 0; index < READS; index++) {
+        const request = readRequest(SEED, index, stored)
+        const response = await fetch(`${fx.baseUrl}${request.path}`, {
+          method: request.method,
+          headers: { authorization: `Bearer ${keys.responses.secret}` },
+          signal: AbortSignal.timeout(30_000)
         })
+        const text = await response.text()
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          body = undefined
+        }
+        const problem = response.status >= 500
+          ? "5xx answer"
+          : response.status >= 400
+          ? envelopeTextProblem(response.status, text)
+          : readProblem(request, deleted, response.status, body)
+        if (problem !== undefined) failures.push(`read ${index}: ${request.method} ${request.path.slice(0, 300)}: ${problem}: ${response.status} ${text.slice(0, 500)}`)
+        if (request.kind === "delete" && response.status === 200 && request.stored !== undefined) deleted.add(request.stored.id)
+        const label = `${request.kind} ${response.status}`
+        byAnswer.set(label, (byAnswer.get(label) ?? 0) + 1)
       }
+      console.log(`[fuzz] reads of ${stored.length} stored responses: ${[...byAnswer.entries()].map(([label, n]) => `${label}: ${n}`).join(", ")}`)
+      expect(failures.slice(0, 10)).toEqual([])
+      if (ONLY.length === 0) expect(byAnswer.get("input_items 200") ?? 0).toBeGreaterThan(0)
     },
+    60_000
+  )
+
+  /** A token count's run: below 500, refusals in the envelope, each 200 its count object, and nothing billed. */
+  const countRun = async (format: "count" | "input_tokens") => {
+    const ledgerOf = async () => {
+      const [row] = await fx.query(
+        `SELECT coalesce(max(id), 0)::text AS last, count(*)::int AS entries FROM ledger_entries WHERE account_id = $1`,
+        [accountId]
+      )
+      const [holds] = await fx.query(`SELECT count(*)::int AS n FROM holds WHERE account_id = $1`, [accountId])
+      const [generations] = await fx.query(`SELECT count(*)::int AS n FROM generations WHERE account_id = $1`, [accountId])
+      const [stored] = await fx.query(`SELECT count(*)::int AS n FROM stored_responses WHERE account_id = $1`, [accountId])
+      const { balanceWei, reservedWei } = await account()
+      return { lastEntry: row.last as string, entries: row.entries as number, holds: holds.n as number, generations: generations.n as number, stored: stored.n as number, balanceWei, reservedWei }
+    }
+    // After the sends have settled, the account is still: whatever moves now moved for a count.
+    await settled()
+    const before = await ledgerOf()
+    expect(before.reservedWei).toBe("0")
+
+    const seeds = await sendSeeds(format)
+    const run = await runAndReport(format)
+
+    // Nothing billed, whatever the answers were.
+    expect(await ledgerOf(), "the account after counting").toEqual(before)
+    const byKey = await fx.query(
+      `SELECT (SELECT count(*) FROM holds WHERE api_key_id = $1)::int AS holds,
+              (SELECT count(*) FROM generations WHERE api_key_id = $1)::int AS generations,
+              (SELECT count(*) FROM ledger_entries WHERE api_key_id = $1)::int AS entries`,
+      [keys[format].id]
+    )
+    expect(byKey[0]).toEqual({ holds: 0, generations: 0, entries: 0 })
+    expect(seeds.failures.length, failureReport(seeds.failures, seedsOf(format).length, `${format} seeds`)).toBe(0)
+    expectClean(format, run)
+    if (ONLY.length === 0) {
+      recordFigure({
+        suite: "test/exchange-fuzz.test.ts",
+        tried: `seeded hostile bodies to ${FUZZ_PATHS[format]}`,
+        volume: `${run.count} bodies and ${seedsOf(format).length} seed requests, seed ${SEED}`,
+        held: `0 answers 5xx; every refusal in the envelope at its code's status; ${run.outcomes.filter((o) => o.status === 200).length} counts, each ${format === "count" ? "{input_tokens}" : "{object, input_tokens}"} a non-negative integer; no hold, generation or ledger entry, the balance unchanged`
+      })
+    }
+  }
+
+  it(
+    "POST /v1/messages/count_tokens never answers 5xx, refuses only in the envelope, answers {input_tokens} with a non-negative integer, and bills nothing",
+    () => countRun("count"),
+    RUN_TIMEOUT_MS
+  )
+
+  it(
+    "POST /v1/responses/input_tokens never answers 5xx, refuses only in the envelope naming the field, answers {object, input_tokens} with a non-negative integer, and bills nothing",
+    () => countRun("input_tokens"),
     RUN_TIMEOUT_MS
   )
 })

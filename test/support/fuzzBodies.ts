@@ -10,6 +10,10 @@
  * blocks, per-turn system messages, breakpoints on tool blocks, the tools' own fields, a trimmed Claude Code body
  * (test/fixtures/claude-code), and the `anthropic-beta` header and `?beta=true` on the path; valid and hostile.
  *
+ * The Responses formats (`responses`: POST /v1/responses, `input_tokens`: POST /v1/responses/input_tokens) have
+ * seeds and mutations of their own (fuzzResponses.ts, fuzzResponsesMutations.ts): valid bodies generated with every
+ * field the format takes, Codex CLI's captured bodies (test/fixtures/codex) and Codex's headers beside them.
+ *
  * Every body is a pure function of (seed, format, index): `generateFuzzBody(format, seed, index)` replays any one of
  * a run on its own.
  *
@@ -20,11 +24,17 @@
  * - fuzzAgentDialect.ts: what Anthropic's own clients send, valid: their seeds, Claude Code's, the whole messages and
  *   count_tokens seeds, and the `anthropic-beta` header and query string;
  * - fuzzMutations.ts: the mutations of every format and the weighted draw;
- * - fuzzAgentMutations.ts: the mutations of the messages formats only.
+ * - fuzzAgentMutations.ts: the mutations of the messages formats only;
+ * - fuzzResponses.ts: the Responses formats' valid seeds (generated, hand-written and Codex's);
+ * - fuzzResponsesValues.ts, fuzzResponsesMutations.ts: their hostile values, their mutations and their head;
+ * - fuzzResponsesRefusals.ts, fuzzResponsesReads.ts: their refusals one at a time, and the reads of stored responses;
+ * - fuzzExercise.ts, fuzzAnswers.ts: sending a body and judging its answer.
  */
-import { clone, type FuzzFormat, mixSeed, mulberry32, type Obj, RawEntries, Rng, serialize } from "./fuzzCore.ts"
+import { clone, type FuzzFormat, isMessagesFormat, isResponsesFormat, mixSeed, mulberry32, type Obj, RawEntries, Rng, serialize } from "./fuzzCore.ts"
 import { CLAUDE_CODE_BETAS, COUNT_SEEDS, headOf, MESSAGES_SEEDS } from "./fuzzAgentDialect.ts"
 import { MUTATIONS, pickMutation } from "./fuzzMutations.ts"
+import { CODEX_HEADERS, CODEX_SEED_COUNT, INPUT_TOKENS_SEEDS, RESPONSES_SEEDS } from "./fuzzResponses.ts"
+import { pickResponsesMutation, RESPONSES_FALLBACK, responsesHeadOf } from "./fuzzResponsesMutations.ts"
 import { CHAT_SEEDS } from "./fuzzSeeds.ts"
 import { nonObjectBody, randomValue } from "./fuzzValues.ts"
 
@@ -42,28 +52,47 @@ export interface FuzzBody {
   readonly betaHeader: string | undefined
   /** After the path: "" or a query string (`?beta=true`, as Claude Code sends, or worse). */
   readonly query: string
+  /** Other headers a client sends beside the body (Codex's, on the Responses formats); undefined = none. */
+  readonly extraHeaders?: Readonly<Record<string, string>> | undefined
 }
 
 export const MAX_FUZZ_BODY_BYTES = 16 * 1024
+/** Codex's bodies are ~44 kB as captured: the Responses formats' bodies may be this large. */
+export const MAX_RESPONSES_BODY_BYTES = 64 * 1024
+const maxBytesOf = (format: FuzzFormat) => (isResponsesFormat(format) ? MAX_RESPONSES_BODY_BYTES : MAX_FUZZ_BODY_BYTES)
 
 export const FUZZ_PATHS: Record<FuzzFormat, string> = {
   chat: "/v1/chat/completions",
   messages: "/v1/messages",
-  count: "/v1/messages/count_tokens"
+  count: "/v1/messages/count_tokens",
+  responses: "/v1/responses",
+  input_tokens: "/v1/responses/input_tokens"
 }
 
-const SEEDS: Record<FuzzFormat, ReadonlyArray<Obj>> = { chat: CHAT_SEEDS, messages: MESSAGES_SEEDS, count: COUNT_SEEDS }
+const SEEDS: Record<FuzzFormat, ReadonlyArray<Obj>> = {
+  chat: CHAT_SEEDS,
+  messages: MESSAGES_SEEDS,
+  count: COUNT_SEEDS,
+  responses: RESPONSES_SEEDS,
+  input_tokens: INPUT_TOKENS_SEEDS
+}
+
+/** The request head beyond the body: Anthropic's for the messages formats, Codex's for the Responses ones. */
+const headFor = (format: FuzzFormat, seed: number, index: number) =>
+  isResponsesFormat(format) ? { betaHeader: undefined, ...responsesHeadOf(format, seed, index) } : headOf(format, seed, index)
+
+const pick = (rng: Rng, format: FuzzFormat) => (isResponsesFormat(format) ? pickResponsesMutation(rng) : pickMutation(rng, format))
 
 /** Body `index` of a run with `seed`: a seed request of `format` with 1-3 mutations, or (rarely) not a JSON object. */
 export const generateFuzzBody = (format: FuzzFormat, seed: number, index: number): FuzzBody => {
   const rng = new Rng(mulberry32(mixSeed(seed, format, index)))
-  const head = headOf(format, seed, index)
+  const head = headFor(format, seed, index)
   const seeds = SEEDS[format]
   const seedRequest = rng.int(seeds.length)
   const contentType = rng.chance(0.03)
     ? rng.pick([undefined, "text/plain", "application/json; charset=utf-8", "application/vnd.api+json", "application/x-www-form-urlencoded", "APPLICATION/JSON"])
     : "application/json"
-  const xApiKey = format !== "chat" && rng.chance(0.5)
+  const xApiKey = isMessagesFormat(format) && rng.chance(0.5)
   const validText = serialize(seeds[seedRequest]!)
   if (rng.chance(0.04)) {
     const { bytes, note } = nonObjectBody(rng, validText)
@@ -74,7 +103,7 @@ export const generateFuzzBody = (format: FuzzFormat, seed: number, index: number
     const mutations: Array<string> = []
     const count = attempt >= 5 ? 1 : rng.between(1, 3)
     for (let i = 0; i < count; i++) {
-      const [, name, mutate] = attempt >= 5 ? MUTATIONS[2]! : pickMutation(rng, format)
+      const [, name, mutate] = attempt >= 5 ? (isResponsesFormat(format) ? RESPONSES_FALLBACK : MUTATIONS[2]!) : pick(rng, format)
       const note = mutate(rng, body, format)
       mutations.push(note ?? `${name} (no-op)`)
     }
@@ -87,25 +116,31 @@ export const generateFuzzBody = (format: FuzzFormat, seed: number, index: number
       mutations.push(`duplicate key ${key}`)
     }
     const bytes = new TextEncoder().encode(text)
-    if (bytes.length <= MAX_FUZZ_BODY_BYTES || attempt >= 8) {
-      const sent = bytes.length <= MAX_FUZZ_BODY_BYTES ? bytes : new TextEncoder().encode(validText)
+    if (bytes.length <= maxBytesOf(format) || attempt >= 8) {
+      const sent = bytes.length <= maxBytesOf(format) ? bytes : new TextEncoder().encode(validText)
       return { format, index, seedRequest, mutations, bytes: sent, contentType, xApiKey, ...head }
     }
   }
 }
 
 /** A seed request as it is, unmutated, with the head a client would send it with. */
-export const seedBody = (format: FuzzFormat, seedRequest: number): FuzzBody => ({
-  format,
-  index: -1 - seedRequest,
-  seedRequest,
-  mutations: [],
-  bytes: new TextEncoder().encode(serialize(SEEDS[format][seedRequest]!)),
-  contentType: "application/json",
+export const seedBody = (format: FuzzFormat, seedRequest: number): FuzzBody => {
   // Every other messages seed as Claude Code sends it: x-api-key, its betas, `?beta=true`.
-  xApiKey: format !== "chat" && seedRequest % 2 === 1,
-  betaHeader: format !== "chat" && seedRequest % 2 === 1 ? CLAUDE_CODE_BETAS : undefined,
-  query: format !== "chat" && seedRequest % 2 === 1 ? "?beta=true" : ""
-})
+  const claudeCode = isMessagesFormat(format) && seedRequest % 2 === 1
+  // Codex's bodies (the last seeds of the Responses formats) with Codex's headers.
+  const codex = isResponsesFormat(format) && seedRequest >= SEEDS[format].length - CODEX_SEED_COUNT
+  return {
+    format,
+    index: -1 - seedRequest,
+    seedRequest,
+    mutations: [],
+    bytes: new TextEncoder().encode(serialize(SEEDS[format][seedRequest]!)),
+    contentType: "application/json",
+    xApiKey: claudeCode,
+    betaHeader: claudeCode ? CLAUDE_CODE_BETAS : undefined,
+    query: claudeCode ? "?beta=true" : "",
+    extraHeaders: codex ? CODEX_HEADERS : undefined
+  }
+}
 
 export const seedsOf = (format: FuzzFormat): ReadonlyArray<Obj> => SEEDS[format]

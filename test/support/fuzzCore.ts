@@ -4,7 +4,20 @@
  * serialize / clone / deepFreeze, and the walk over a body's slots that the mutations pick from.
  */
 
-export type FuzzFormat = "chat" | "messages" | "count"
+/**
+ * The fuzzed endpoints: `chat` POST /v1/chat/completions, `messages` POST /v1/messages, `count` its count_tokens,
+ * `responses` POST /v1/responses, `input_tokens` POST /v1/responses/input_tokens.
+ */
+export type FuzzFormat = "chat" | "messages" | "count" | "responses" | "input_tokens"
+
+/** The token counts: free, no generation, a count for an answer. */
+export const isCountFormat = (format: FuzzFormat): format is "count" | "input_tokens" => format === "count" || format === "input_tokens"
+
+/** The Responses formats (their own seeds and mutations: test/support/fuzzResponses*.ts). */
+export const isResponsesFormat = (format: FuzzFormat): format is "responses" | "input_tokens" => format === "responses" || format === "input_tokens"
+
+/** The messages formats (Anthropic's head: x-api-key, anthropic-beta, ?beta=true). */
+export const isMessagesFormat = (format: FuzzFormat): format is "messages" | "count" => format === "messages" || format === "count"
 
 /** A fuzzing knob from the environment (FUZZ_SEED, FUZZ_COUNT, ...): an integer >= `min`, else `fallback` when unset. */
 export const envInt = (name: string, fallback: number, min: number): number => {
@@ -30,9 +43,17 @@ export const mulberry32 = (seed: number): (() => number) => {
   }
 }
 
+const FORMAT_SALT: Record<FuzzFormat, number> = {
+  chat: 0x1b873593,
+  messages: 0xcc9e2d51,
+  count: 0xe6546b64,
+  responses: 0x85ebca77,
+  input_tokens: 0x2f1b3c4d
+}
+
 /** One 32-bit seed per (run seed, format, index), so every body can be regenerated alone. */
 export const mixSeed = (seed: number, format: FuzzFormat, index: number): number => {
-  let h = (seed ^ (format === "chat" ? 0x1b873593 : format === "messages" ? 0xcc9e2d51 : 0xe6546b64)) >>> 0
+  let h = (seed ^ FORMAT_SALT[format]) >>> 0
   for (const part of [index, index >>> 16, 0x27d4eb2f]) {
     h = Math.imul(h ^ part, 0x85ebca6b) >>> 0
     h = (h ^ (h >>> 13)) >>> 0

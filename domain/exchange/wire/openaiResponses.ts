@@ -120,17 +120,31 @@ export const InputReasoning = Schema.Struct({
   status: ItemStatus
 }).annotations({ title: "a reasoning item" })
 
-export const InputItem = Schema.Union(
-  InputMessage,
+const ITEM_TITLE = "an input item (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)"
+
+/** Every item as the union reads it: each member chosen by its `type` (a message's is given, below). */
+const TypedInputItem = Schema.Union(
+  Schema.Struct({ ...InputMessage.fields, type: Schema.Literal("message") }),
   InputFunctionCall,
   InputFunctionCallOutput,
   InputCustomToolCall,
   InputCustomToolCallOutput,
   InputReasoning
-).annotations({
-  title: "an input item (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)"
-})
-export type InputItem = typeof InputItem.Type
+).annotations({ title: ITEM_TITLE })
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * An input item. A message may leave out its `type` (OpenAI's EasyInputMessage): an item with a `role` and no `type`
+ * is read as `type: "message"`, so the union picks every item's member by its type and a refusal names what failed
+ * inside that member (`input.0.role`, `input.0.x`), never an optional `type` the other members complain about.
+ */
+export const InputItem = Schema.transform(Schema.Unknown, TypedInputItem, {
+  strict: false,
+  decode: (item) => (isRecord(item) && !Object.hasOwn(item, "type") && Object.hasOwn(item, "role") ? { ...item, type: "message" } : item),
+  encode: (item) => item
+}).annotations({ title: ITEM_TITLE })
+export type InputItem = typeof InputMessage.Type | Exclude<typeof TypedInputItem.Type, { readonly role: unknown }>
 
 // ---------------------------------------------------------------------------------------------------------
 // Tools
@@ -192,11 +206,16 @@ export const BUILT_IN_TOOLS = [
   "apply_patch",
   "tool_search"
 ] as const
-export const BuiltInTool = Schema.Struct({ type: Schema.Literal(...BUILT_IN_TOOLS) }).annotations({
-  parseOptions: { onExcessProperty: "ignore" }
-})
+/**
+ * One member per built-in type, each a single literal: the union then picks a tool's member by its `type`, so a
+ * function, custom or namespace tool that fails is refused for what failed in it (`tools.0.name`, `tools.0.x`), not
+ * told that its `type` is none of the built-in ones.
+ */
+export const BuiltInTools = BUILT_IN_TOOLS.map((type) =>
+  Schema.Struct({ type: Schema.Literal(type) }).annotations({ parseOptions: { onExcessProperty: "ignore" } })
+)
 
-export const RequestTool = Schema.Union(FunctionTool, CustomTool, NamespaceTool, BuiltInTool).annotations({
+export const RequestTool = Schema.Union(FunctionTool, CustomTool, NamespaceTool, ...BuiltInTools).annotations({
   title: "a tool (function, custom, namespace, or a built-in tool)"
 })
 export type RequestTool = typeof RequestTool.Type
