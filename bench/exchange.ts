@@ -11,7 +11,9 @@
  *            simulator/providers.yaml, model `openai/gpt-4.1` of the test/fixtures/exchange catalog, API keys of
  *            accounts with credits (bench/exchangeTargets.ts: each account a wallet sign-in from its own client
  *            address, a key, a grant): every request reserves a hold and settles a charge. One account serves every
- *            phase but one; BENCH_CONNECTIONS (32) more serve the many-accounts load;
+ *            phase but one; BENCH_CONNECTIONS (32) more serve the many-accounts load. The exchange runs on
+ *            simulator/providers.yaml with every key's RPM and TPM raised far above the bench's load
+ *            (exchangeSettings.BENCH_KEY_RPM), so that no round runs out of upstream capacity (DESIGN.md section 10);
  *   portkey  the open-source Portkey gateway (`@portkey-ai/gateway`, its own bin), routed to the simulator by its
  *            `x-portkey-provider` / `x-portkey-custom-host` headers. Its streams need @hono/node-server 1.14.1, which
  *            package.json's `overrides` pin for it (from 1.14.2 on they answer 500, "TypeError: immutable",
@@ -37,6 +39,11 @@
  *             prefix the vendor caches, the plain request), BENCH_MIX_REQUESTS (200) each;
  *   floor     the two ledger statements DESIGN.md section 10 puts on every billed request, alone over bare pg on the
  *             bench's database (bench/exchangeLedgerFloor.ts): the bound under the targets that design allows.
+ * Responses (bench/exchangeResponses.ts): the exchange again over `POST /v1/responses` with the same model, prompt and
+ * output cap (`store: false`, on an account of its own), in the latency, TTFB and load phases, each run beside
+ * chat's exchange run (after it in the first, third, ... chunk and round, before it in the others, so that neither
+ * always follows the other); and `store: true` in the latency phase only. Printed as rows beside chat's in the
+ * table, and compared with chat's within the run's spread (a verdict per figure).
  * Correctness: every response must be 2xx (and the probes a chat completion / an SSE stream ending in [DONE]).
  * Billing (bench/exchangeBilling.ts), over every 2xx answer of every phase: each account's `spentWei` (GET
  * /v1/account) must have grown, since it was made, by at least the charge of each request shape (measured alone: the
@@ -66,7 +73,7 @@
  */
 import * as Os from "node:os"
 import { cpuBusyPercent, log, runBench } from "./common.ts"
-import { EXCHANGE_MODEL, SIMULATOR_KEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
+import { EXCHANGE_MODEL, MAX_TOKENS, SIMULATOR_KEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
 import { floorLines, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
 import { type BenchAccount, createDatabase, startExchange, startPassThroughProxy, startSimulatorProcess } from "./exchangeTargets.ts"
 import { PORTKEY_HONO_NODE_SERVER, startPortkey } from "./exchangePortkey.ts"
@@ -75,6 +82,7 @@ import { type TargetKey, type Target, makeTarget, probe } from "./exchangeReques
 import { checkAccounts, checkMainAccount, drained, drainedAll, measureCharges, measureMixCharges } from "./exchangeBilling.ts"
 import { makeServiceLog } from "./exchangeLog.ts"
 import { type Results, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
+import { besideChat, checkResponsesAccount, checkStorage, makeResponsesTargets, measureResponsesCharges } from "./exchangeResponses.ts"
 
 const main = async (): Promise<number> => {
   const n = settings.connections
@@ -95,6 +103,8 @@ const main = async (): Promise<number> => {
   const accounts: Array<BenchAccount> = []
   for (let i = 0; i < n; i++) accounts.push(await exchange.newAccount(`bench-${i + 1}`, i))
   const accountAnswered = accounts.map(() => 0)
+  log("making one more account for the Responses phase (its billing apart from chat's)...")
+  const responsesAccount = await exchange.newAccount("bench-responses", n)
   const portkey = settings.portkey ? await startPortkey() : { reason: "skipped (BENCH_PORTKEY=false)" }
 
   const simHeaders = { authorization: `Bearer ${SIMULATOR_KEY}` }
@@ -114,6 +124,7 @@ const main = async (): Promise<number> => {
         )
   ]
   const portkeyTarget = targets[3]!
+  const responses = makeResponsesTargets(exchange.baseUrl, responsesAccount.apiKey, exchange.child)
   if ("reason" in portkey) {
     portkeyTarget.notMeasured = portkey.reason
     log(`Portkey: not measured: ${portkey.reason}`)
@@ -121,16 +132,27 @@ const main = async (): Promise<number> => {
 
   log("probing every target (one non-streaming and one streaming request each)...")
   for (const target of targets) if (target.notMeasured === undefined) await probe(target)
+  await probe(responses.plain)
+  await probe(responses.stored, [false])
+  await checkStorage(responses.plain, false)
+  await checkStorage(responses.stored, true)
   const exchangeTarget = targets[2]!
   log("measuring the exchange's charge per request...")
   const charges = await measureCharges(exchange, exchangeTarget)
+  const responsesCharges = await measureResponsesCharges(responsesAccount, responses)
 
   const running = targets.filter((target) => target.notMeasured === undefined)
   const streaming = running.filter((target) => target.streamNotMeasured === undefined)
-  log(`latency at 1 connection, non-streaming (${running.map((t) => t.label).join(", ")})...`)
-  const latency = await sequentialPhase(running, false, settings.latencyRequests)
-  log(`time to first byte at 1 connection, stream: true (${streaming.map((t) => t.label).join(", ")})...`)
-  const ttfb = await sequentialPhase(streaming, true, settings.streamRequests)
+  // The Responses runs take their turn beside chat's, so that the two see the same moment of the machine: after it
+  // in even chunks and rounds (the first included), before it in odd ones, so that neither always follows the other.
+  const besideExchange = <T extends { readonly key: string }>(list: ReadonlyArray<T>, extra: ReadonlyArray<T>, round = 0) =>
+    list.flatMap((item) => (item.key !== "exchange" ? [item] : round % 2 === 0 ? [item, ...extra] : [...extra, item]))
+  const latencyTargets = besideExchange(running, [responses.plain, responses.stored])
+  const streamTargets = besideExchange(streaming, [responses.plain])
+  log(`latency at 1 connection, non-streaming (${latencyTargets.map((t) => t.label).join(", ")})...`)
+  const latency = await sequentialPhase(latencyTargets, false, settings.latencyRequests, false, (chunk) => besideExchange(running, [responses.plain, responses.stored], chunk))
+  log(`time to first byte at 1 connection, stream: true (${streamTargets.map((t) => t.label).join(", ")})...`)
+  const ttfb = await sequentialPhase(streamTargets, true, settings.streamRequests, false, (chunk) => besideExchange(streaming, [responses.plain], chunk))
 
   log(`throughput at ${n} connections, non-streaming: every target, and the exchange again over ${n} accounts (connection i sending account i's key)...`)
   const leftAfterRounds: Array<string> = []
@@ -162,9 +184,19 @@ const main = async (): Promise<number> => {
       run: (seconds) => loadAccounts(target, keys, seconds, accountAnswered),
       after: () => drain(`exchange, ${n} accounts`, () => drainedAll(accounts, 30_000))
     }
-    return [one, many]
+    const overResponses: LoadRun = {
+      key: "responses",
+      label: "exchange, Responses (1 account, store: false)",
+      target: responses.plain,
+      run: (seconds) => load(responses.plain, seconds),
+      after: () => drain("exchange, Responses", () => drained(responsesAccount, 30_000))
+    }
+    return [one, overResponses, many]
   })
-  const throughput = await loadPhase(runs)
+  // As above: the Responses load run after chat's one-account run in even rounds, before it in odd ones.
+  const throughput = await loadPhase(runs, (round) =>
+    round % 2 === 0 ? runs : runs.flatMap((run) => (run.key === "responses" ? [] : run.key === "exchange" ? [runs.find((r) => r.key === "responses")!, run] : [run]))
+  )
 
   const rss = new Map<TargetKey, number>()
   for (const target of running) rss.set(target.key, await rssMb(target.child!.pid))
@@ -175,6 +207,11 @@ const main = async (): Promise<number> => {
   const manyBilling = checkAccounts(accounts, manyAfter.states, accountAnswered, charges)
   for (const line of [...manyBilling.lines, ...manyBilling.problems]) log(`  ${line}`)
 
+  log("checking the billing of the Responses account...")
+  const responsesAfter = await drained(responsesAccount, 30_000)
+  const responsesBilling = checkResponsesAccount(responsesAccount, responsesAfter.spentWei, responses, responsesCharges)
+  for (const line of [...responsesBilling.lines, ...responsesBilling.problems]) log(`  ${line}`)
+
   log("measuring the charge of each of the mix's requests...")
   const mixCharges = await measureMixCharges(exchange, exchangeTarget)
   log(`the mix (reasoning, tools, a cached prefix, plain, in turn) at 1 connection, non-streaming and stream: true...`)
@@ -183,11 +220,14 @@ const main = async (): Promise<number> => {
 
   log("checking the billing of the first account (every phase but the many-accounts load)...")
   const after = await drained(exchange, 30_000)
-  const leftReservedWei = after.reservedWei + manyAfter.reservedWei
+  const leftReservedWei = after.reservedWei + manyAfter.reservedWei + responsesAfter.reservedWei
   if (leftReservedWei !== 0n) log(`  ${leftReservedWei} wei still reserved 30 s after the last request (holds that were neither settled nor released)`)
   const mainBilling = checkMainAccount(exchange, after, exchangeTarget, charges, mixCharges)
   for (const line of [...mainBilling.lines, ...mainBilling.problems]) log(`  ${line}`)
-  const billing = { answered: mainBilling.answered + manyBilling.answered, problems: [...mainBilling.problems, ...manyBilling.problems] }
+  const billing = {
+    answered: mainBilling.answered + manyBilling.answered + responsesBilling.answered,
+    problems: [...mainBilling.problems, ...manyBilling.problems, ...responsesBilling.problems]
+  }
 
   log("the ledger floor: DESIGN.md section 10's two statements per request (reserve, settle) alone, bare pg, on the bench's database...")
   const floor = await measureLedgerFloor(databaseUrl, settings.latencyRequests)
@@ -203,7 +243,15 @@ const main = async (): Promise<number> => {
       ` exchange on PostgreSQL with billing on (LOG_LEVEL=${settings.logLevel}, RATE_LIMIT_ENABLED=false).`
   )
   log("")
-  log(table(targets, results))
+  log(table(besideExchange(targets, [responses.plain, responses.stored]), results))
+  log("")
+  const responsesBeside = besideChat(results, n)
+  log(
+    `Responses beside chat (POST /v1/responses, the same model, prompt and max_output_tokens ${MAX_TOKENS}, store: false, on an account of its own; each phase beside chat's` +
+      " in every chunk and round, after it in the first, third, ... and before it in the others; within chat's spread = no worse than chat's worst chunk, or round for req/s):"
+  )
+  log("")
+  for (const line of responsesBeside.lines) log(line)
   log("")
   log(`The mix (a reasoning request, a tool call, a ~2000-token cached prefix and the plain request, in turn; ${settings.mixRequests} of each kind of answer per target):`)
   log("")
@@ -226,7 +274,7 @@ const main = async (): Promise<number> => {
     )
   }
   log("")
-  const outcomes = verdicts(targets, results, { billing, serviceLog })
+  const outcomes = [...verdicts(targets, results, { billing, serviceLog }), ...responsesBeside.verdicts]
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
   const bareP50 = results.latency.get("bare")?.p50

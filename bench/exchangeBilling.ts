@@ -51,7 +51,7 @@ const settled = async (account: BenchAccount): Promise<AccountState> => {
 }
 
 /** What one request costs on `account`, run alone on a settled account. */
-const chargeOf = async (account: BenchAccount, send: () => Promise<void>): Promise<bigint> => {
+export const chargeOf = async (account: BenchAccount, send: () => Promise<void>): Promise<bigint> => {
   const before = await settled(account)
   await send()
   const after = await settled(account)

@@ -56,16 +56,27 @@ export const sequential = async (target: Target, stream: boolean, count: number,
   return samples
 }
 
-/** Warm-up, then `total` measured requests per target in `settings.rounds` chunks, the targets taking turns. */
+/** A sequential phase's figures of one target: over all its requests, and per chunk (the run's spread). */
+export interface SequentialFigures extends Percentiles {
+  readonly cpuMsPerRequest: number
+  readonly chunks: ReadonlyArray<{ readonly p50: number; readonly cpuMsPerRequest: number }>
+}
+
+/**
+ * Warm-up, then `total` measured requests per target in `settings.rounds` chunks, the targets taking turns (in the
+ * order `orderOf(chunk)` gives, by default the order of `targets`).
+ */
 export const sequentialPhase = async (
   targets: ReadonlyArray<Target>,
   stream: boolean,
   total: number,
-  mix = false
-): Promise<Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>> => {
+  mix = false,
+  orderOf: (chunk: number) => ReadonlyArray<Target> = () => targets
+): Promise<Map<TargetKey, SequentialFigures>> => {
   const what = `${mix ? "mix " : ""}${stream ? "stream TTFB" : "latency"}`
   const samples = new Map<TargetKey, Array<number>>(targets.map((target) => [target.key, []]))
   const cpu = new Map<TargetKey, number>(targets.map((target) => [target.key, 0]))
+  const chunks = new Map<TargetKey, Array<{ p50: number; cpuMsPerRequest: number }>>(targets.map((target) => [target.key, []]))
   for (const target of targets) {
     process.stdout.write(`  ${target.label}: warm-up ${settings.latencyWarmup} requests... `)
     await sequential(target, stream, settings.latencyWarmup, mix)
@@ -76,23 +87,24 @@ export const sequentialPhase = async (
     const count = Math.min(perRound, total - round * perRound)
     if (count <= 0) break
     log(`  ${what} round ${round + 1}/${settings.rounds}: ${count} sequential requests per target`)
-    for (const target of targets) {
+    for (const target of orderOf(round)) {
       const cpuBefore = cpuMs(target.child!.pid)
       const taken = await sequential(target, stream, count, mix)
       const used = cpuMs(target.child!.pid) - cpuBefore
       cpu.set(target.key, cpu.get(target.key)! + used)
       samples.get(target.key)!.push(...taken)
       const so = percentiles(taken)
+      chunks.get(target.key)!.push({ p50: so.p50, cpuMsPerRequest: used / (count + 1) })
       log(`    ${target.label}: p50 ${so.p50.toFixed(2)} ms, p99 ${so.p99.toFixed(2)} ms; its process used ${(used / (count + 1)).toFixed(2)} ms CPU per request`)
       checkAlive(target)
     }
   }
-  const result = new Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>()
+  const result = new Map<TargetKey, SequentialFigures>()
   for (const target of targets) {
     const all = percentiles(samples.get(target.key)!)
     // Each chunk also made one unmeasured request that opened its connection.
     const cpuMsPerRequest = cpu.get(target.key)! / (all.samples + settings.rounds)
-    result.set(target.key, { ...all, cpuMsPerRequest })
+    result.set(target.key, { ...all, cpuMsPerRequest, chunks: chunks.get(target.key)! })
     log(
       `  ${target.label} ${what}: p50 ${all.p50.toFixed(2)} ms, p99 ${all.p99.toFixed(2)} ms over ${all.samples} requests; ${cpuMsPerRequest.toFixed(2)} ms CPU per request`
     )
@@ -112,6 +124,8 @@ export interface Throughput {
   readonly timeouts: number
   readonly non2xx: number
   readonly statuses: string
+  /** After the load phase: the req/s of each measured round (the run's spread), the median being `requestsPerSecond`. */
+  readonly roundsPerSecond?: ReadonlyArray<number>
 }
 
 /** autocannon's result as a Throughput (what the report and the failure check read). */
@@ -197,13 +211,19 @@ export interface LoadRun {
   readonly after: () => Promise<string | undefined>
 }
 
-/** Each run's warm-up, then `settings.rounds` rounds in which every run takes its turn; the median round of each. */
-export const loadPhase = async (runs: ReadonlyArray<LoadRun>): Promise<Map<LoadKey, Throughput>> => {
+/**
+ * Each run's warm-up, then `settings.rounds` rounds in which every run takes its turn (in the order `orderOf(round)`
+ * gives, by default the order of `runs`); the median round of each.
+ */
+export const loadPhase = async (
+  runs: ReadonlyArray<LoadRun>,
+  orderOf: (round: number) => ReadonlyArray<LoadRun> = () => runs
+): Promise<Map<LoadKey, Throughput>> => {
   const rounds = new Map<LoadKey, Array<Throughput>>(runs.map((run) => [run.key, []]))
   const failures = new Map<LoadKey, Array<Throughput>>(runs.map((run) => [run.key, []]))
   for (let round = 0; round < settings.rounds; round++) {
     log(`  throughput round ${round + 1}/${settings.rounds}`)
-    for (const run of runs) {
+    for (const run of orderOf(round)) {
       process.stdout.write(`    ${run.label}: `)
       if (round === 0) {
         process.stdout.write(`warm-up ${settings.warmupSeconds} s, `)
@@ -231,6 +251,7 @@ export const loadPhase = async (runs: ReadonlyArray<LoadRun>): Promise<Map<LoadK
     const sum = (pick: (t: Throughput) => number) => every.reduce((total, t) => total + pick(t), 0)
     result.set(run.key, {
       ...middle,
+      roundsPerSecond: all.map((t) => t.requestsPerSecond),
       errors: sum((t) => t.errors),
       timeouts: sum((t) => t.timeouts),
       non2xx: sum((t) => t.non2xx),

@@ -1,6 +1,6 @@
 /** `npm run bench:exchange`: the tables it prints and its verdicts on the targets of the issue. */
 import { settings, TARGET_ADDED_P50_MS, TARGET_CPU_VS_PORTKEY, TARGET_RSS_VS_PORTKEY, TARGET_VS_BARE, TARGET_VS_PORTKEY } from "./exchangeSettings.ts"
-import type { LoadKey, Percentiles, Throughput } from "./exchangeMeasure.ts"
+import type { LoadKey, SequentialFigures, Throughput } from "./exchangeMeasure.ts"
 import type { Target, TargetKey } from "./exchangeRequests.ts"
 import type { ServiceLog } from "./exchangeLog.ts"
 
@@ -8,8 +8,8 @@ export const ms = (value: number | undefined) => (value === undefined || Number.
 const signedMs = (value: number | undefined) => (value === undefined || Number.isNaN(value) ? "n/a" : `${value >= 0 ? "+" : ""}${value.toFixed(2)}`)
 
 export interface Results {
-  readonly latency: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
-  readonly ttfb: Map<TargetKey, Percentiles & { readonly cpuMsPerRequest: number }>
+  readonly latency: Map<TargetKey, SequentialFigures>
+  readonly ttfb: Map<TargetKey, SequentialFigures>
   /** By target (BENCH_CONNECTIONS connections, the exchange on one account), and "exchange-accounts" (as many accounts). */
   readonly throughput: Map<LoadKey, Throughput>
   readonly rss: Map<TargetKey, number>
@@ -35,12 +35,17 @@ export const table = (targets: ReadonlyArray<Target>, results: Results) => {
     const throughput = results.throughput.get(target.key)
     const rss = results.rss.get(target.key)
     const isDirect = target.key === "direct"
+    // The Responses rows are the exchange's process again: a phase they are not run in is "-", their RSS the exchange's.
+    const responses = target.kind === "responses"
     const streamCells =
       target.streamNotMeasured !== undefined
         ? [`not measured: ${target.streamNotMeasured}`, "", ""]
-        : [ms(ttfb?.p50), ms(ttfb?.p99), isDirect ? "-" : signedMs((ttfb?.p50 ?? Number.NaN) - (directTtfb?.p50 ?? Number.NaN))]
+        : responses && ttfb === undefined
+          ? ["-", "-", "-"]
+          : [ms(ttfb?.p50), ms(ttfb?.p99), isDirect ? "-" : signedMs((ttfb?.p50 ?? Number.NaN) - (directTtfb?.p50 ?? Number.NaN))]
     // The references have no accounts: over many accounts they are what they are over one.
-    const accounts = target.key === "exchange" ? rate(results.throughput.get("exchange-accounts")) : throughput === undefined ? "n/a" : `= ${rate(throughput)}`
+    const accounts =
+      target.key === "exchange" ? rate(results.throughput.get("exchange-accounts")) : responses ? "-" : throughput === undefined ? "n/a" : `= ${rate(throughput)}`
     lines.push(
       `| ${[
         target.label,
@@ -49,9 +54,9 @@ export const table = (targets: ReadonlyArray<Target>, results: Results) => {
         isDirect ? "-" : signedMs((latency?.p50 ?? Number.NaN) - (direct?.p50 ?? Number.NaN)),
         isDirect ? "-" : signedMs((latency?.p99 ?? Number.NaN) - (direct?.p99 ?? Number.NaN)),
         ...streamCells,
-        rate(throughput),
+        responses && throughput === undefined ? "-" : rate(throughput),
         accounts,
-        rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0),
+        responses ? "(exchange's)" : rss === undefined || Number.isNaN(rss) ? "n/a" : rss.toFixed(0),
         ms(latency?.cpuMsPerRequest)
       ].join(" | ")} |`
     )

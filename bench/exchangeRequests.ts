@@ -7,11 +7,14 @@ import type { Child } from "./exchangeTargets.ts"
 
 // ---------------------------------------------------------------------------------------------- targets and requests
 
-export type TargetKey = "direct" | "bare" | "exchange" | "portkey"
+/** The four targets of chat completions, and the exchange again over `POST /v1/responses` (bench/exchangeResponses.ts). */
+export type TargetKey = "direct" | "bare" | "exchange" | "portkey" | "responses" | "responses-stored"
 
 export interface Target {
   readonly key: TargetKey
   readonly label: string
+  /** The wire format it is sent: chat completions, or OpenAI's Responses. */
+  readonly kind: "chat" | "responses"
   readonly origin: string
   readonly path: string
   readonly headers: Record<string, string>
@@ -34,6 +37,7 @@ export interface Target {
 export const makeTarget = (key: TargetKey, label: string, origin: string, headers: Record<string, string>, model: string, child: Child | undefined): Target => ({
   key,
   label,
+  kind: "chat",
   origin,
   path: "/v1/chat/completions",
   headers: { "content-type": "application/json", ...headers },
@@ -103,9 +107,38 @@ export const timedRequest = (agent: Http.Agent, target: Target, stream: boolean,
 
 export class RequestFailure extends Error {}
 
-/** Checks one probe answer: a chat completion (JSON) or an SSE stream ending in [DONE]; the reason when it is not. */
-export const probeProblem = (answer: Timed, stream: boolean): string | undefined => {
+/**
+ * A Responses answer as the bench expects it: a response object (`status` completed, or incomplete at
+ * `max_output_tokens`) with a message carrying output text, or an event stream from `response.created` through text
+ * deltas to `response.completed` / `response.incomplete` (a Responses stream has no [DONE]).
+ */
+const responsesProblem = (answer: Timed, stream: boolean): string | undefined => {
+  if (stream) {
+    if (!answer.contentType.startsWith("text/event-stream")) return `answered content-type "${answer.contentType}", not text/event-stream`
+    if (!answer.body.includes("event: response.created") && !answer.body.includes('"type":"response.created"')) return "the stream has no response.created"
+    if (!answer.body.includes('"type":"response.output_text.delta"')) return "the stream has no response.output_text.delta"
+    if (!/"type":"response\.(completed|incomplete)"/.test(answer.body.slice(-20_000))) return `the stream did not end in response.completed: ${answer.body.slice(-200)}`
+    return undefined
+  }
+  try {
+    const parsed = JSON.parse(answer.body) as { object?: unknown; status?: unknown; output?: Array<{ type?: unknown; content?: Array<{ type?: unknown; text?: unknown }> }> }
+    const text = parsed.output?.find((item) => item.type === "message")?.content?.find((part) => part.type === "output_text")?.text
+    if (parsed.object !== "response" || (parsed.status !== "completed" && parsed.status !== "incomplete") || typeof text !== "string") {
+      return `not a finished response with output text: ${answer.body.slice(0, 200)}`
+    }
+  } catch {
+    return `not JSON: ${answer.body.slice(0, 200)}`
+  }
+  return undefined
+}
+
+/**
+ * Checks one probe answer: a chat completion (JSON) or an SSE stream ending in [DONE], or for the Responses targets
+ * a response object or its event stream (responsesProblem); the reason when it is not.
+ */
+export const probeProblem = (answer: Timed, stream: boolean, kind: Target["kind"] = "chat"): string | undefined => {
   if (answer.status < 200 || answer.status >= 300) return `answered ${answer.status}: ${answer.body.slice(0, 200)}`
+  if (kind === "responses") return responsesProblem(answer, stream)
   if (stream) {
     if (!answer.contentType.startsWith("text/event-stream")) return `answered content-type "${answer.contentType}", not text/event-stream`
     if (!answer.body.includes("data: [DONE]")) return `the stream did not end in data: [DONE]: ${answer.body.slice(-200)}`
@@ -121,16 +154,19 @@ export const probeProblem = (answer: Timed, stream: boolean): string | undefined
   return undefined
 }
 
-/** One request of each kind to `target`; throws for the targets that must work, marks Portkey "not measured". */
-export const probe = async (target: Target) => {
+/**
+ * One request of each kind (`kinds`: non-streaming, streaming) to `target`; throws for the targets that must work,
+ * marks Portkey "not measured".
+ */
+export const probe = async (target: Target, kinds: ReadonlyArray<boolean> = [false, true]) => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
   try {
-    for (const stream of [false, true]) {
+    for (const stream of kinds) {
       let problem: string | undefined
       let answer: Timed | undefined
       try {
         answer = await timedRequest(agent, target, stream, true)
-        problem = probeProblem(answer, stream)
+        problem = probeProblem(answer, stream, target.kind)
       } catch (error) {
         problem = `request failed: ${error instanceof Error ? error.message : String(error)}`
       }

@@ -40,13 +40,26 @@ export const CLIENT_IP = "203.0.113.77"
 /** Credits granted to the bench account: far more than any run spends (a request costs well under a cent). */
 export const GRANT_WEI = 10n ** 6n * 10n ** 18n
 
+/** The one request shape's prompt and output cap: chat's `messages[0].content` and `max_tokens`, Responses' `input` and `max_output_tokens`. */
+export const PROMPT = "Say hello to the benchmark in one short sentence."
+export const MAX_TOKENS = 16
+
 export const requestBody = (model: string, stream: boolean) =>
   JSON.stringify({
     model,
-    messages: [{ role: "user", content: "Say hello to the benchmark in one short sentence." }],
-    max_tokens: 16,
+    messages: [{ role: "user", content: PROMPT }],
+    max_tokens: MAX_TOKENS,
     ...(stream ? { stream: true } : {})
   })
+
+/**
+ * Each simulated vendor key's limits in the providers file the exchange runs on (bench/exchangeTargets.ts): far
+ * above what the bench sends (DESIGN.md section 10: a round is a measurement only when every answer is 2xx), where
+ * simulator/providers.yaml's 6000 RPM per key runs dry within a minute of load (502 all_keys_exhausted). The key
+ * pool still counts every request against them, as it does in production.
+ */
+export const BENCH_KEY_RPM = 100_000_000
+export const BENCH_KEY_TPM = 1_000_000_000_000
 
 /** About 2000 tokens of fixed system prompt: a prefix the vendor caches implicitly after its first use. */
 const CACHED_PREFIX = Array.from({ length: 160 }, (_, i) => `Rule ${i + 1}: answer briefly, cite nothing, and keep the benchmark's tone neutral.`).join(" ")

@@ -9,7 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { makeClient, signInByWallet } from "../test/support/accounts.ts"
 import type { PassThroughProxyReady, PassThroughProxyRequest } from "./passThroughProxy.ts"
 import { exitedWithin, freePort, log, onCleanup, projectRoot, sleep } from "./common.ts"
-import { CLIENT_IP, EXCHANGE_MODEL, GRANT_WEI, MAINTAINER_TOKEN, settings, stripAnsi } from "./exchangeSettings.ts"
+import { BENCH_KEY_RPM, BENCH_KEY_TPM, CLIENT_IP, EXCHANGE_MODEL, GRANT_WEI, MAINTAINER_TOKEN, settings, stripAnsi } from "./exchangeSettings.ts"
 import type { ServiceLog } from "./exchangeLog.ts"
 
 // ---------------------------------------------------------------------------------------------- child processes
@@ -256,12 +256,30 @@ const makeAccount = async (client: ReturnType<typeof makeClient>, handle: Child,
   return { cfId, apiKey, startSpentWei: start.spentWei, account }
 }
 
+/**
+ * simulator/providers.yaml with every key's `rpm` and `tpm` raised to BENCH_KEY_RPM / BENCH_KEY_TPM, written to a
+ * temporary file: the vendors' keys must never be what a load round runs out of.
+ */
+const benchProvidersFile = (): string => {
+  const source = Fs.readFileSync(Path.join(projectRoot, "simulator/providers.yaml"), "utf8")
+  const keys = source.match(/\brpm: \d+/g)?.length ?? 0
+  if (keys === 0 || (source.match(/\btpm: \d+/g)?.length ?? 0) !== keys) throw new Error("simulator/providers.yaml: expected an rpm and a tpm on every key")
+  const raised = source.replace(/\brpm: \d+/g, `rpm: ${BENCH_KEY_RPM}`).replace(/\btpm: \d+/g, `tpm: ${BENCH_KEY_TPM}`)
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-providers-"))
+  onCleanup("the temporary providers file", async () => Fs.rmSync(dir, { recursive: true, force: true }))
+  const file = Path.join(dir, "providers.yaml")
+  Fs.writeFileSync(file, raised)
+  log(`providers: simulator/providers.yaml with each of its ${keys} keys at ${BENCH_KEY_RPM} RPM and ${BENCH_KEY_TPM} TPM (${file})`)
+  return file
+}
+
 export const startExchange = async (simulatorUrl: string, databaseUrl: string, serviceLog: ServiceLog): Promise<Exchange> => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
   onCleanup("the temporary DATA_DIR", async () => Fs.rmSync(dataDir, { recursive: true, force: true }))
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-prices-"))
   onCleanup("the temporary PRICE_DATA_DIR", async () => Fs.rmSync(priceDir, { recursive: true, force: true }))
   Fs.cpSync(Path.join(projectRoot, "test/fixtures/exchange"), priceDir, { recursive: true })
+  const providersFile = benchProvidersFile()
   const port = await freePort()
   const chainPort = await freePort()
   const env: NodeJS.ProcessEnv = {
@@ -273,7 +291,7 @@ export const startExchange = async (simulatorUrl: string, databaseUrl: string, s
     PORT: String(port),
     DATA_DIR: dataDir,
     EMBEDDED_CHAIN_PORT: String(chainPort),
-    PROVIDERS_FILE: Path.join(projectRoot, "simulator/providers.yaml"),
+    PROVIDERS_FILE: providersFile,
     SIMULATOR_URL: simulatorUrl,
     RATE_LIMIT_ENABLED: "false",
     LOG_LEVEL: settings.logLevel,
