@@ -5,6 +5,8 @@
  *  - `request_id` is the request's bill (`generations.id`); no foreign key: the bill may be written after the response.
  *  - `previous_response_id` has no foreign key either: the response it continues may be deleted or purged first, and a
  *    conversation read stops at the missing link.
+ *  - The response and its input items are JSON held as text, written and read whole: jsonb would refuse what JSON and
+ *    the vendors take (a `\u0000` escape, a lone surrogate), and a response a client was told is stored must be.
  *  - Every read is by primary key with the account as a filter on that one row, so the account needs no index of its
  *    own; the purge reads the expiry index.
  * The bills' inbound formats gain `responses`.
@@ -22,8 +24,8 @@ export default Effect.gen(function* () {
       previous_response_id text,
       created_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL CHECK (expires_at > created_at),
-      response jsonb NOT NULL CHECK (jsonb_typeof(response) = 'object'),
-      input_items jsonb NOT NULL CHECK (jsonb_typeof(input_items) = 'array')
+      response text NOT NULL,
+      input_items text NOT NULL
     )
   `
   yield* sql`CREATE INDEX stored_responses_expiry ON stored_responses (expires_at)`

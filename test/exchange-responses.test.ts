@@ -169,6 +169,16 @@ describe("stored responses", () => {
     expect(ascending.data.map((item: any) => item.content[0].text)).toEqual(["one", "two", "three"])
   })
 
+  it("keeps any text JSON carries, a NUL and a lone surrogate included", async () => {
+    const text = "a\u0000b \ud800 c"
+    const created = await openai.responses.create({ model: "openai/gpt-5", input: text, metadata: { note: "x\u0000y" } })
+    const items = await openai.responses.inputItems.list(created.id)
+    expect((items.data[0] as any).content[0].text).toBe(text)
+    expect((await openai.responses.retrieve(created.id)).metadata).toEqual({ note: "x\u0000y" })
+    const next = await openai.responses.create({ model: "openai/gpt-5", input: "and?", previous_response_id: created.id })
+    expect(next.status).toBe("completed")
+  })
+
   it("store: false keeps the bill and nothing else", async () => {
     const { data, response } = await openai.responses.create({ model: "openai/gpt-5", input: "Forget me", store: false }).withResponse()
     expect(data).toMatchObject({ store: false })
@@ -224,6 +234,22 @@ describe("tools and reasoning", () => {
     const messages = (await lastUpstream()).body.messages
     expect(messages.at(-2)).toMatchObject({ role: "assistant", tool_calls: [{ id: call.call_id, function: { name: "get_weather", arguments: call.arguments } }] })
     expect(messages.at(-1)).toEqual({ role: "tool", tool_call_id: call.call_id, content: "Sunny, 21 C" })
+  })
+
+  it("continues a DeepSeek tool call whose reasoning the client was never shown", async () => {
+    const tools = [weatherTool]
+    const first = await openai.responses.create({ model: "deepseek/deepseek-reasoner", input: "Use the get_weather tool for Oslo", tools })
+    const call = first.output.find((item) => item.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall
+    const second = await openai.responses.create({
+      model: "deepseek/deepseek-reasoner",
+      previous_response_id: first.id,
+      tools,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: "Snow" }]
+    })
+    expect(second.status).toBe("completed")
+    // DeepSeek refuses a replayed tool-calling turn without reasoning_content: it gets an empty one.
+    const turn = (await lastUpstream()).body.messages.find((m: any) => m.role === "assistant")
+    expect(turn).toMatchObject({ reasoning_content: "", tool_calls: [{ id: call.call_id }] })
   })
 
   it("seals Anthropic's signed reasoning and takes it back statelessly; a forged or foreign seal is dropped by name", async () => {

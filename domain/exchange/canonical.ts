@@ -145,6 +145,11 @@ export interface ChatRequest {
   readonly reasoning?: ReasoningRequest | null | undefined
   /** The HMAC fingerprint of the caller's end user (`user` / `metadata.user_id`); absent when none or no key. */
   readonly userFingerprint?: string | undefined
+  /**
+   * The client's format may have withheld reasoning it was served (a Responses client shown no summary, a sealed item
+   * that did not open): a vendor that needs a tool-calling turn's reasoning back then gets an empty one.
+   */
+  readonly reasoningWithheld?: boolean | undefined
   /** Fields of Anthropic's own clients that only Anthropic takes as they are (Messages requests only). */
   readonly anthropic?: AnthropicPassthrough | undefined
 }

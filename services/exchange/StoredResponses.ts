@@ -60,7 +60,12 @@ export type StoredResponse = typeof StoredResponse.Type
 export const ConversationTurn = Schema.Struct({
   id: Schema.String,
   inputItems: JsonArrayText,
-  outputItems: JsonArrayText
+  // The response's `output` (absent: no item), read from the stored response's text.
+  outputItems: Schema.transform(JsonObjectText, Schema.typeSchema(Schema.Array(JsonObject)), {
+    strict: true,
+    decode: (response) => (Array.isArray(response.output) ? response.output.filter((item): item is JsonObject => typeof item === "object" && item !== null && !Array.isArray(item)) : []),
+    encode: (output) => ({ output })
+  })
 })
 export type ConversationTurn = typeof ConversationTurn.Type
 
@@ -135,7 +140,7 @@ export class StoredResponses extends Effect.Service<StoredResponses>()("StoredRe
       execute: (row) => sql`
         INSERT INTO stored_responses (id, account_id, request_id, previous_response_id, created_at, expires_at, response, input_items)
         VALUES (${row.id}, ${row.accountId}::bigint, ${row.requestId}, ${row.previousResponseId}, ${row.createdAt}, ${row.expiresAt},
-          ${row.response}::jsonb, ${row.inputItems}::jsonb)`
+          ${row.response}, ${row.inputItems})`
     })
 
     /** Keeps `input` from the Clock's now for STORED_RESPONSE_TTL_DAYS; its id must be new. */
@@ -148,8 +153,7 @@ export class StoredResponses extends Effect.Service<StoredResponses>()("StoredRe
       Request: Lookup,
       Result: StoredResponse,
       execute: ({ accountId, id, now }) => sql`
-        SELECT id, request_id, previous_response_id, created_at, expires_at, response::text AS response,
-          input_items::text AS input_items
+        SELECT id, request_id, previous_response_id, created_at, expires_at, response, input_items
         FROM stored_responses WHERE id = ${id} AND account_id = ${accountId}::bigint AND expires_at > ${now}`
     })
 
@@ -164,15 +168,15 @@ export class StoredResponses extends Effect.Service<StoredResponses>()("StoredRe
       Request: Lookup,
       Result: ConversationTurn,
       execute: ({ accountId, id, now }) => sql`
-        WITH RECURSIVE chain (id, previous_response_id, input_items, output_items, depth) AS (
-          SELECT id, previous_response_id, input_items, response -> 'output', 1
+        WITH RECURSIVE chain (id, previous_response_id, input_items, response, depth) AS (
+          SELECT id, previous_response_id, input_items, response, 1
           FROM stored_responses WHERE id = ${id} AND account_id = ${accountId}::bigint AND expires_at > ${now}
           UNION ALL
-          SELECT s.id, s.previous_response_id, s.input_items, s.response -> 'output', chain.depth + 1
+          SELECT s.id, s.previous_response_id, s.input_items, s.response, chain.depth + 1
           FROM chain JOIN stored_responses s ON s.id = chain.previous_response_id
           WHERE s.account_id = ${accountId}::bigint AND s.expires_at > ${now} AND chain.depth < ${CONVERSATION_MAX_DEPTH}
         )
-        SELECT id, input_items::text AS input_items, COALESCE(output_items, '[]'::jsonb)::text AS output_items
+        SELECT id, input_items, response AS output_items
         FROM chain ORDER BY depth DESC`
     })
 
@@ -202,7 +206,7 @@ export class StoredResponses extends Effect.Service<StoredResponses>()("StoredRe
       Request: Lookup,
       Result: Schema.Struct({ inputItems: JsonArrayText }),
       execute: ({ accountId, id, now }) => sql`
-        SELECT input_items::text AS input_items
+        SELECT input_items
         FROM stored_responses WHERE id = ${id} AND account_id = ${accountId}::bigint AND expires_at > ${now}`
     })
 

@@ -26,10 +26,10 @@ export interface Outcome {
   /** X-Compute-Used of a whole answer. */
   readonly computeUsed: bigint | undefined
   /**
-   * A served Responses body that did not say store=false (and did not break off) must be stored (true); "unstorable"
-   * when it holds text Postgres' jsonb refuses (NUL, a lone surrogate): such a response is not kept (reported).
+   * A served Responses body that did not say store=false (and did not break off) must be stored (true), whatever text
+   * it holds (a NUL or a lone surrogate included).
    */
-  readonly stored?: boolean | "unstorable"
+  readonly stored?: boolean
   /** A refusal's `param`. */
   readonly param?: string | undefined
 }
@@ -165,15 +165,8 @@ const parsedBody = (body: FuzzBody): Record<string, unknown> | undefined => {
   }
 }
 
-/**
- * A served Responses body keeps its response unless it says store=false; "unstorable" when it holds a NUL or a lone
- * surrogate (JSON.stringify writes them \u0000, \udXXX), which the stored_responses jsonb refuses.
- */
-const storesResponse = (body: FuzzBody): boolean | "unstorable" => {
-  const parsed = parsedBody(body)
-  if (parsed?.["store"] === false) return false
-  return /\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(parsed)) ? "unstorable" : true
-}
+/** A served Responses body keeps its response unless it says store=false. */
+const storesResponse = (body: FuzzBody): boolean => parsedBody(body)?.["store"] !== false
 
 /** A previous_response_id naming nothing must never be served. */
 const missingResponseServed = (body: FuzzBody) =>

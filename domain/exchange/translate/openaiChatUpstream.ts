@@ -50,7 +50,8 @@ const joined = (parts: ReadonlyArray<TextPart>): string => parts.map((part) => p
 /**
  * DeepSeek in thinking mode refuses a tool-calling assistant turn without `reasoning_content`. A Messages client had
  * the reasoning of another vendor rendered without a signature, or withheld at its own asking (`display: "omitted"`),
- * so it may have none to replay: its turn carries an empty one. A chat client that left its reasoning out gets the
+ * so it may have none to replay: its turn carries an empty one, as does a Responses client's (shown no summary, or
+ * its sealed reasoning dropped). A chat client that left its reasoning out gets the
  * vendor's refusal, which tells it what to send.
  */
 const reasoningReplay = (message: Extract<CanonicalMessage, { role: "assistant" }>, emptyWhenMissing: boolean): { reasoning_content?: string } =>
@@ -121,7 +122,7 @@ export const buildOpenaiChatRequest = (
     path: "/chat/completions",
     body: {
       model: target.upstreamModel,
-      messages: chat.messages.map((message) => messageOf(message, target.vendor, chat.anthropic !== undefined)),
+      messages: chat.messages.map((message) => messageOf(message, target.vendor, chat.anthropic !== undefined || chat.reasoningWithheld === true)),
       // OpenAI deprecated max_tokens (its reasoning models refuse it); the compatible vendors mostly know only it.
       ...(target.vendor === "openai" ? { max_completion_tokens: chat.maxOutputTokens } : { max_tokens: chat.maxOutputTokens }),
       temperature: chat.temperature,

@@ -369,7 +369,9 @@ export const decodeResponsesRequest = (
         ...(format.strict != null ? { strict: format.strict } : {}),
         ...(format.description !== undefined ? { description: format.description } : {})
       },
-    reasoning: reconcileResponsesReasoning(request.reasoning?.effort ?? undefined, maxOutputTokens)
+    reasoning: reconcileResponsesReasoning(request.reasoning?.effort ?? undefined, maxOutputTokens),
+    // Reasoning reaches a Responses client only as a summary it asked for, or sealed when it asked for that.
+    reasoningWithheld: true
   }
   const route: RouteRequest = {
     model: request.model,
