@@ -26,7 +26,7 @@ import {
 } from "../../domain/errors.ts"
 import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
-import { DeletedResponse, InputItemList, InputTokensCount, ResponseObject } from "../../domain/exchange/wire/openaiResponses.ts"
+import { DeletedResponse, InputItemList, InputTokensCount, ResponseObject } from "../../domain/exchange/wire/openaiResponsesReply.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { ApiKeyAuth, credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"

@@ -6,7 +6,7 @@
  * items `rs_`, `msg_`, `fc_` / `ctc_` with the same hex, so any of them leads back to the bill.
  */
 import { type ChatResult, inputSide, type ReplyBill, type ReplyMeta, type StopReason, type ToolCall, type Usage } from "../canonical.ts"
-import type { OutputItem, OutputReasoning, ResponseObject, ResponseStatus, ResponsesUsage } from "../wire/openaiResponses.ts"
+import type { OutputItem, OutputReasoning, ResponseObject, ResponseStatus, ResponsesUsage } from "../wire/openaiResponsesReply.ts"
 import { renderBill } from "./openaiChatStream.ts"
 import type { ReasoningSealer, ResponseOptions } from "./responsesInbound.ts"
 

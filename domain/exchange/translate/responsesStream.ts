@@ -13,7 +13,7 @@
  * when the call ends (a JSON fragment is not the input's text).
  */
 import type { ChatEvent, ReplyBill, ReplyMeta, StopReason, StreamFailure, Usage } from "../canonical.ts"
-import type { OutputItem, OutputText, ResponseObject, ResponsesStreamEvent } from "../wire/openaiResponses.ts"
+import type { OutputItem, OutputText, ResponseObject, ResponsesStreamEvent } from "../wire/openaiResponsesReply.ts"
 import type { ReasoningSealer, ResponseOptions } from "./responsesInbound.ts"
 import { callItem, isCustomCall, itemIds, reasoningItem, responseObject, statusOf } from "./responsesRender.ts"
 
