@@ -19,14 +19,17 @@ export const responsesFormat: InboundFormat<DecodedResponse, Responses, Validati
     Effect.flatMap(Responses, (responses) =>
       Effect.map(responses.prepare(credential, json), (prepared) => ({ ...prepared.decoded, prepared }))
     ),
-  whole: (reply, { prepared }, credential) =>
-    Effect.gen(function* () {
-      const response = renderResponse(reply.result, reply.meta, reply.settled.bill, prepared.decoded.options, prepared.sealer)
-      yield* Effect.flatMap(Responses, (responses) => responses.keep(credential, prepared, reply.meta.id, response))
-      return JSON.stringify(response)
-    }),
+  whole: (reply, { prepared }, credential) => {
+    const response = renderResponse(reply.result, reply.meta, reply.settled.bill, prepared.decoded.options, prepared.sealer)
+    const json = JSON.stringify(response)
+    // store: false (Codex's way) keeps nothing, and costs nothing on the way out.
+    return !prepared.decoded.options.store
+      ? Effect.succeed(json)
+      : Effect.as(Effect.flatMap(Responses, (responses) => responses.keep(credential, prepared, reply.meta.id, response)), json)
+  },
   frames: (reply, { prepared }, credential) => {
     const framer = makeResponsesStream(reply.meta, prepared.decoded.options, prepared.sealer)
+    if (!prepared.decoded.options.store) return sseFrames(framer, reply)
     return sseFrames(framer, reply, () =>
       Effect.flatMap(Responses, (responses) => {
         const response = framer.final()
