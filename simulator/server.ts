@@ -1,9 +1,11 @@
 /**
- * The vendor simulator: a plain node:http server speaking OpenAI chat completions, Anthropic messages and Gemini
- * generateContent, with scripted faults and a request log under `/__control/`. Never loaded by the product.
+ * The vendor simulator: a plain node:http server speaking OpenAI chat completions and embeddings, Anthropic messages
+ * and Gemini generateContent and embedContent, with scripted faults and a request log under `/__control/`. Never
+ * loaded by the product.
  */
 import * as Http from "node:http"
 import { anthropicVendor, prepareCountTokens, prepareMessages } from "./anthropic.ts"
+import { prepareGeminiEmbeddings, prepareOpenAIEmbeddings, type GeminiEmbedMethod } from "./embeddings.ts"
 import { FaultBook, parseFault, RequestLog, type Fault } from "./faults.ts"
 import { geminiVendor, prepareGemini, type GeminiMethod } from "./gemini.ts"
 import {
@@ -36,10 +38,13 @@ export interface Simulator {
 
 type Route =
   | { readonly vendor: Vendor; readonly kind: "openai" }
+  | { readonly vendor: Vendor; readonly kind: "openai-embeddings" }
   | { readonly vendor: Vendor; readonly kind: "anthropic"; readonly count: boolean }
   | { readonly vendor: Vendor; readonly kind: "gemini"; readonly model: string; readonly method: GeminiMethod }
+  | { readonly vendor: Vendor; readonly kind: "gemini-embeddings"; readonly model: string; readonly method: GeminiEmbedMethod }
 
-const GEMINI_PATH = /^\/(?:v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+const GEMINI_PATH =
+  /^\/(?:v1beta|v1|v1alpha)\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/
 
 const routeOf = (method: string | undefined, path: string): Route | undefined => {
   if (method !== "POST") return undefined
@@ -47,6 +52,9 @@ const routeOf = (method: string | undefined, path: string): Route | undefined =>
     case "/v1/chat/completions":
     case "/chat/completions":
       return { vendor: openaiVendor, kind: "openai" }
+    case "/v1/embeddings":
+    case "/embeddings":
+      return { vendor: openaiVendor, kind: "openai-embeddings" }
     case "/v1/messages":
       return { vendor: anthropicVendor, kind: "anthropic", count: false }
     case "/v1/messages/count_tokens":
@@ -54,7 +62,10 @@ const routeOf = (method: string | undefined, path: string): Route | undefined =>
   }
   const gemini = GEMINI_PATH.exec(path)
   if (gemini) {
-    return { vendor: geminiVendor, kind: "gemini", model: decodeURIComponent(gemini[1]!), method: gemini[2] as GeminiMethod }
+    const model = decodeURIComponent(gemini[1]!)
+    const method = gemini[2]!
+    if (method === "embedContent" || method === "batchEmbedContents") return { vendor: geminiVendor, kind: "gemini-embeddings", model, method }
+    return { vendor: geminiVendor, kind: "gemini", model, method: method as GeminiMethod }
   }
   return undefined
 }
@@ -63,12 +74,16 @@ const prepare = (route: Route, body: unknown, query: string, memory: Memory): Pr
   switch (route.kind) {
     case "openai":
       return prepareOpenAI(body, memory)
+    case "openai-embeddings":
+      return prepareOpenAIEmbeddings(body)
     case "anthropic":
       return route.count ? prepareCountTokens(body) : prepareMessages(body, memory)
     case "gemini": {
       const sse = query.length > 0 && new URLSearchParams(query).get("alt") === "sse"
       return prepareGemini(body, route.model, route.method, sse, memory)
     }
+    case "gemini-embeddings":
+      return prepareGeminiEmbeddings(body, route.model, route.method)
   }
 }
 
