@@ -281,6 +281,17 @@ describe("tools and reasoning", () => {
     expect(foreign.response.headers.get("x-dropped-parameters")).toBe("input[].encrypted_content")
   })
 
+  it("names a replayed summary Anthropic cannot take as the Responses client sent it", async () => {
+    const input = [
+      { role: "user", content: "Hi" },
+      { type: "reasoning", summary: [{ type: "summary_text", text: "thinking it over" }] },
+      { role: "assistant", content: "Hello." },
+      { role: "user", content: "Bye" }
+    ] as OpenAI.Responses.ResponseInput
+    const { response } = await openai.responses.create({ model: "anthropic/claude-sonnet-4.5", input, store: false }).withResponse()
+    expect(response.headers.get("x-dropped-parameters")).toBe("input[].reasoning")
+  })
+
   it("drops built-in tools by name, flattens namespaces and serves freeform tools as functions", async () => {
     const { data, response } = await openai.responses.create({
       model: "openai/gpt-5",

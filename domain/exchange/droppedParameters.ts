@@ -9,6 +9,7 @@
  */
 import type { ChatRequest } from "./canonical.ts"
 import { canReason, type RoutableModel } from "./routing.ts"
+import type { InboundFormatName } from "./traits.ts"
 import { replaysReasoning } from "./translate/openaiChatUpstream.ts"
 
 /** SPEC "Parameter policy": dropped on Anthropic-served models. */
@@ -52,9 +53,19 @@ const droppedByOthers = (chat: ChatRequest, vendor: string): Array<string> => {
   return dropped
 }
 
-/** What the serving model did not get of the request (`chat` as the exchange took it, before `requestFor`). */
-export const droppedParameters = (chat: ChatRequest, model: RoutableModel): ReadonlyArray<string> => {
+/** A Responses client replays reasoning as `reasoning` items of its `input`, not as a turn's field. */
+const RESPONSES_NAMES: Readonly<Record<string, string>> = {
+  "messages[].reasoning": "input[].reasoning",
+  "messages[].thinking": "input[].reasoning"
+}
+
+/**
+ * What the serving model did not get of the request (`chat` as the exchange took it, before `requestFor`), named by
+ * the client's format.
+ */
+export const droppedParameters = (chat: ChatRequest, model: RoutableModel, format: InboundFormatName = "chat"): ReadonlyArray<string> => {
   // Adaptive thinking leaves the choice to think to the model: one that cannot reason answers without it.
   const thinking = chat.reasoning?.adaptive === true && !canReason(model) ? ["thinking"] : []
-  return [...thinking, ...(model.provider.format === "anthropic-messages" ? droppedByAnthropic(chat) : droppedByOthers(chat, model.vendor))]
+  const dropped = [...thinking, ...(model.provider.format === "anthropic-messages" ? droppedByAnthropic(chat) : droppedByOthers(chat, model.vendor))]
+  return format !== "responses" ? dropped : [...new Set(dropped.map((name) => RESPONSES_NAMES[name] ?? name))]
 }

@@ -291,7 +291,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             chooser: planned.plan.chooser,
             rate,
             keyRemaining: remaining,
-            dropped: [...(call.dropped ?? []), ...droppedParameters(planned.chat, served.model)]
+            dropped: [...(call.dropped ?? []), ...droppedParameters(planned.chat, served.model, call.format)]
           })
           const context = { attempts, createdAt, rate }
           const excludesReasoning = planned.chat.reasoning?.exclude === true
