@@ -12,16 +12,18 @@
  * - `encoding_format: "base64"` is the vectors' little-endian float32 bytes, what the openai SDK decodes; upstream
  *   always answers floats.
  */
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import { ValidationFailed } from "../../errors.ts"
+import { UpstreamProtocolError } from "../upstreamErrors.ts"
 import type { ReplyBill } from "../canonical.ts"
 import {
   MAX_EMBEDDING_INPUTS,
   type EmbeddingsReply,
   EmbeddingsRequest,
-  type GeminiEmbeddings,
-  type VendorEmbeddings
+  GeminiEmbeddings,
+  VendorEmbeddings
 } from "../wire/openaiEmbeddings.ts"
+import { modelPath } from "./geminiUpstream.ts"
 import { renderBill } from "./openaiChatStream.ts"
 import { decodeBody } from "./parseIssues.ts"
 
@@ -90,7 +92,7 @@ export const batchesOf = <A>(items: ReadonlyArray<A>, size: number): ReadonlyArr
 // ---------------------------------------------------------------------------------------------------------
 // Upstream
 
-/** An OpenAI-compatible vendor's request: floats always (the answer is encoded here). */
+/** An OpenAI-compatible vendor's request body: floats always (the answer is encoded here). */
 export const openaiEmbeddingsBody = (inputs: ReadonlyArray<EmbeddingText>, upstreamModel: string, dimensions: number | undefined) => ({
   model: upstreamModel,
   input: inputs.every((input) => "text" in input)
@@ -107,6 +109,17 @@ export const geminiEmbeddingsBody = (inputs: ReadonlyArray<{ readonly text: stri
     content: { parts: [{ text: input.text }] },
     ...(dimensions !== undefined ? { outputDimensionality: dimensions } : {})
   }))
+})
+
+/** The calls as the adapters send them: the path below the provider's base URL and the body. */
+export const openaiEmbeddingsRequest = (inputs: ReadonlyArray<EmbeddingText>, upstreamModel: string, dimensions: number | undefined) => ({
+  path: "/embeddings",
+  body: openaiEmbeddingsBody(inputs, upstreamModel, dimensions)
+})
+
+export const geminiEmbeddingsRequest = (inputs: ReadonlyArray<{ readonly text: string }>, upstreamModel: string, dimensions: number | undefined) => ({
+  path: `${modelPath(upstreamModel)}:batchEmbedContents`,
+  body: geminiEmbeddingsBody(inputs, upstreamModel, dimensions)
 })
 
 /** One call's vectors in input order, and the vendor's token count when it gives one. */
@@ -139,6 +152,22 @@ export const readGeminiEmbeddings = (answer: GeminiEmbeddings, expected: number,
   answer.embeddings.length !== expected
     ? Either.left(`the vendor answered ${answer.embeddings.length} embeddings for ${expected} inputs`)
     : Either.right({ vectors: answer.embeddings.map((e) => (shortened ? normalised(e.values) : e.values)), promptTokens: undefined })
+
+const protocol = (message: string) => new UpstreamProtocolError({ message })
+
+/** An OpenAI-compatible vendor's whole answer, as the adapter reads it. */
+export const parseVendorEmbeddings = (json: unknown, expected: number): Either.Either<EmbeddedBatch, UpstreamProtocolError> =>
+  Either.flatMap(
+    Either.mapLeft(Schema.decodeUnknownEither(VendorEmbeddings)(json), () => protocol("Unexpected embeddings reply")),
+    (answer) => Either.mapLeft(readVendorEmbeddings(answer, expected), protocol)
+  )
+
+/** Gemini's whole answer, as the adapter reads it. */
+export const parseGeminiEmbeddings = (json: unknown, expected: number, shortened: boolean): Either.Either<EmbeddedBatch, UpstreamProtocolError> =>
+  Either.flatMap(
+    Either.mapLeft(Schema.decodeUnknownEither(GeminiEmbeddings)(json), () => protocol("Unexpected Gemini batchEmbedContents reply")),
+    (answer) => Either.mapLeft(readGeminiEmbeddings(answer, expected, shortened), protocol)
+  )
 
 // ---------------------------------------------------------------------------------------------------------
 // Our answer

@@ -62,7 +62,8 @@ export interface GeminiTarget extends GeminiTraitOptions {
 const defined = <A extends object>(value: A): A =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as A
 
-const modelPath = (model: string): string => `/v1beta/models/${encodeURIComponent(model.replace(/^models\//, ""))}`
+/** A Gemini model's path below the provider's base URL (the API version included). */
+export const modelPath = (model: string): string => `/v1beta/models/${encodeURIComponent(model.replace(/^models\//, ""))}`
 
 /**
  * A message's text parts as ONE string (SPEC "Prompt caching": joined, the markers dropped), "\n" between parts as

@@ -7,6 +7,7 @@
  */
 import type { Effect, Stream } from "effect"
 import type { ChatEvent, ChatRequest } from "../../../domain/exchange/canonical.ts"
+import type { EmbeddedBatch, EmbeddingText } from "../../../domain/exchange/translate/embeddings.ts"
 import type { ProviderConfig, UpstreamFormat, UpstreamKey } from "../../../domain/exchange/providers.ts"
 import type { ModelTraits } from "../../../domain/exchange/traits.ts"
 import type { UpstreamFailure } from "../upstreamHttp.ts"
@@ -39,4 +40,9 @@ export interface ProviderAdapter {
   readonly stream: (chat: ChatRequest, target: UpstreamTarget) => Effect.Effect<Stream.Stream<ChatEvent, UpstreamFailure>, UpstreamFailure>
   /** The vendor's own input count, where it publishes a counter (absent for OpenAI-shaped vendors). */
   readonly countTokens?: (chat: ChatRequest, target: CountTarget) => Effect.Effect<number, UpstreamFailure>
+  /**
+   * One call of the vendor's embeddings API (at most its batch size of inputs): the vectors in input order, and its
+   * token count when it reports one. Absent where the format sells no embeddings (Anthropic).
+   */
+  readonly embed?: (inputs: ReadonlyArray<EmbeddingText>, dimensions: number | undefined, target: CountTarget) => Effect.Effect<EmbeddedBatch, UpstreamFailure>
 }

@@ -15,7 +15,7 @@ import {
   parseAnthropicResponse
 } from "../../../domain/exchange/translate/anthropicUpstream.ts"
 import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
-import { completeJson, countJson, streamSse } from "./shared.ts"
+import { completeJson, callJson, streamSse } from "./shared.ts"
 
 /** The key, the pinned API version, and the betas an Anthropic client named (forwarded as it sent them). */
 const headersOf = (key: UpstreamKey, chat: ChatRequest): Record<string, string> => ({
@@ -41,7 +41,7 @@ export const anthropic: ProviderAdapter = {
     Effect.suspend(() => streamSse(target, headersOf(target.key, chat), requestOf(chat, target, true), makeAnthropicStreamParser())),
   countTokens: (chat, target) =>
     Effect.suspend(() =>
-      countJson(
+      callJson(
         target,
         headersOf(target.key, chat),
         buildAnthropicCountTokensRequest(chat, { upstreamModel: target.upstreamModel, ...anthropicOptionsOf(target.traits) }),

@@ -1,7 +1,7 @@
 /**
  * Gemini generateContent (domain/exchange/translate/geminiUpstream.ts): the key goes in `x-goog-api-key`; the
  * streaming path is its own endpoint (`:streamGenerateContent?alt=sse`, chosen by the builder); the vendor publishes
- * a token counter (`:countTokens`).
+ * a token counter (`:countTokens`) and embeddings (`:batchEmbedContents`).
  */
 import { Effect, Redacted } from "effect"
 import type { ChatRequest } from "../../../domain/exchange/canonical.ts"
@@ -14,8 +14,10 @@ import {
   parseGeminiCountTokens,
   parseGeminiResponse
 } from "../../../domain/exchange/translate/geminiUpstream.ts"
+import { geminiEmbeddingsRequest, parseGeminiEmbeddings } from "../../../domain/exchange/translate/embeddings.ts"
+import { UpstreamFailure } from "../upstreamHttp.ts"
 import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
-import { completeJson, countJson, type SseParser, streamSse } from "./shared.ts"
+import { completeJson, callJson, type SseParser, streamSse } from "./shared.ts"
 
 const headersOf = (key: UpstreamKey): Record<string, string> => ({ "x-goog-api-key": Redacted.value(key.secret) })
 
@@ -36,6 +38,16 @@ export const gemini: ProviderAdapter = {
     Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser())),
   countTokens: (chat, target) =>
     Effect.suspend(() =>
-      countJson(target, headersOf(target.key), buildGeminiCountTokensRequest(chat, { upstreamModel: target.upstreamModel }), parseGeminiCountTokens)
-    )
+      callJson(target, headersOf(target.key), buildGeminiCountTokensRequest(chat, { upstreamModel: target.upstreamModel }), parseGeminiCountTokens)
+    ),
+  // Gemini embeds text only; its shortened vectors come back unnormalised and are normalised on reading.
+  embed: (inputs, dimensions, target) =>
+    Effect.suspend(() => {
+      const texts = inputs.flatMap((input) => ("text" in input ? [input] : []))
+      if (texts.length !== inputs.length) {
+        return Effect.fail(new UpstreamFailure({ kind: "protocol", message: "Gemini embeds text, not token ids" }))
+      }
+      return callJson(target, headersOf(target.key), geminiEmbeddingsRequest(texts, target.upstreamModel, dimensions), (json) =>
+        parseGeminiEmbeddings(json, texts.length, dimensions !== undefined))
+    })
 }

@@ -1,15 +1,16 @@
 /**
  * OpenAI chat completions, the format of OpenAI and of every OpenAI-compatible vendor (xAI, DeepSeek, Mistral ...):
  * the vendor's quirks live in the pure translator (domain/exchange/translate/openaiChatUpstream.ts). These vendors
- * publish no token counter for chat completions, so this adapter has none.
+ * publish no token counter for chat completions, so this adapter has none. Their embeddings are `/embeddings`.
  */
 import { Effect, Redacted } from "effect"
 import type { ChatRequest } from "../../../domain/exchange/canonical.ts"
 import type { UpstreamKey } from "../../../domain/exchange/providers.ts"
 import { openaiChatOptionsOf } from "../../../domain/exchange/traits.ts"
 import { buildOpenaiChatRequest, makeOpenaiChatStreamParser, parseOpenaiChatResponse } from "../../../domain/exchange/translate/openaiChatUpstream.ts"
+import { openaiEmbeddingsRequest, parseVendorEmbeddings } from "../../../domain/exchange/translate/embeddings.ts"
 import type { ProviderAdapter, UpstreamTarget } from "./ProviderAdapter.ts"
-import { completeJson, type SseParser, streamSse } from "./shared.ts"
+import { callJson, completeJson, type SseParser, streamSse } from "./shared.ts"
 
 const headersOf = (key: UpstreamKey): Record<string, string> => ({ authorization: `Bearer ${Redacted.value(key.secret)}` })
 
@@ -32,5 +33,10 @@ export const openaiCompatible: ProviderAdapter = {
       completeJson(target, headersOf(target.key), requestOf(chat, target, false), (json) => parseOpenaiChatResponse(json, target.vendor))
     ),
   stream: (chat, target) =>
-    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser(target.vendor)))
+    Effect.suspend(() => streamSse(target, headersOf(target.key), requestOf(chat, target, true), streamParser(target.vendor))),
+  embed: (inputs, dimensions, target) =>
+    Effect.suspend(() =>
+      callJson(target, headersOf(target.key), openaiEmbeddingsRequest(inputs, target.upstreamModel, dimensions), (json) =>
+        parseVendorEmbeddings(json, inputs.length))
+    )
 }

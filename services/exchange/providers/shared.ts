@@ -78,15 +78,15 @@ export const streamSse = (
     )
   })
 
-/** Asks a vendor's token counter and parses its number. */
-export const countJson = (
+/** A whole JSON answer to one request (a token count, embeddings), parsed by the format's pure reader. */
+export const callJson = <A>(
   destination: Destination,
   headers: Readonly<Record<string, string>>,
   request: UpstreamRequest,
-  parse: (json: unknown) => Either.Either<number, ParserError>
-): Effect.Effect<number, UpstreamFailure> =>
+  parse: (json: unknown) => Either.Either<A, ParserError>
+): Effect.Effect<A, UpstreamFailure> =>
   Effect.gen(function* () {
     const response = yield* send(destination, headers, request)
-    const json = yield* readJson(response, idleTimeoutOf(destination), "the token count is not JSON")
+    const json = yield* readJson(response, idleTimeoutOf(destination), "the upstream answer is not JSON")
     return yield* parsed(parse(json))
   })
