@@ -23,6 +23,7 @@ import generationLogs from "./0018_generation_logs.ts"
 import settleBatch from "./0019_settle_batch.ts"
 import priceSources from "./0020_price_sources.ts"
 import storedResponses from "./0021_stored_responses.ts"
+import embeddingModels from "./0022_embedding_models.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -45,5 +46,6 @@ export const migrations = {
   "0018_generation_logs": generationLogs,
   "0019_settle_batch": settleBatch,
   "0020_price_sources": priceSources,
-  "0021_stored_responses": storedResponses
+  "0021_stored_responses": storedResponses,
+  "0022_embedding_models": embeddingModels
 }

@@ -267,6 +267,54 @@ describe("the price browser at /models", () => {
     await expect.poll(() => page.locator("#model-detail-heading").textContent()).toContain("No model no-such/model")
   })
 
+  it("lists the embedding models apart, under their own heading: input price listed and billed, and dimensions", { timeout: 90_000 }, async () => {
+    const embeddings = catalog.embeddingModels
+    expect(embeddings.length, "the bundled cards carry embedding models").toBeGreaterThan(0)
+    const { page } = await openPage(browser, SUITE, "embedding models")
+    await openModels(page)
+    const section = page.getByTestId("embedding-models")
+    await expect.poll(() => section.getByRole("heading", { level: 2 }).textContent()).toBe("Embedding models")
+    // The chat table is unchanged: exactly the catalog's models, none of the embedding models.
+    await expect.poll(() => rowKeys(page).then((keys) => keys.length)).toBe(catalog.models.length)
+    const chatKeys = new Set(await rowKeys(page))
+    expect(embeddings.filter((m) => chatKeys.has(m.modelKey))).toEqual([])
+    await expect.poll(() => page.getByTestId("model-count").textContent()).toBe(`${catalog.models.length} of ${catalog.models.length} models`)
+    // Billed cells fill in once the pricing list arrives.
+    await expect.poll(() => section.locator("tbody td[data-col=input-billed]").first().textContent()).toMatch(/^\d/)
+    const rows = await section.locator("[data-testid=embedding-models-table] tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => {
+        const cell = (col: string) => tr.querySelector(`td[data-col="${col}"]`)?.textContent ?? null
+        return { key: tr.getAttribute("data-model") ?? "", listed: cell("input-listed"), billed: cell("input-billed"), dimensions: cell("dimensions"), output: cell("output-listed") }
+      })
+    )
+    expect(rows.map((r) => r.key)).toEqual(embeddings.map((m) => m.modelKey).sort((a, b) => a.localeCompare(b, "en")))
+    for (const row of rows) {
+      const entry = embeddings.find((m) => m.modelKey === row.key)!
+      expect(row.listed, row.key).toBe(plainNumber(entry.currentPrice.inputPriceUsdPerMillion))
+      expect(row.billed, row.key).toBe(billed(pricing.embeddingModels[row.key]!.input.weiPerMillion))
+      expect(row.dimensions, row.key).toContain(entry.dimensions!.toLocaleString("en"))
+      // Input only: no output column.
+      expect(row.output, row.key).toBeNull()
+    }
+    const small = rows.find((r) => r.key === "openai/text-embedding-3-small")!
+    expect(small).toMatchObject({ listed: "0.02", billed: "0.021", dimensions: "1,536 (any size up to 1,536)" })
+  })
+
+  it("opens an embedding model in place by /models?model=<key>: its price now, its vectors and its dated prices", { timeout: 90_000 }, async () => {
+    const entry = catalog.embeddingModels.find((m) => m.priceHistory.length > 1) ?? catalog.embeddingModels[0]!
+    const { page } = await openPage(browser, SUITE, "embedding detail")
+    await openModels(page, `?model=${encodeURIComponent(entry.modelKey)}`)
+    await expect.poll(() => page.locator("#model-detail-heading").textContent()).toContain(entry.modelKey)
+    expect(await page.getByTestId("detail-input-listed").textContent()).toBe(plainNumber(entry.currentPrice.inputPriceUsdPerMillion))
+    await expect.poll(() => page.getByTestId("detail-input-billed").textContent()).toBe(billed(pricing.embeddingModels[entry.modelKey]!.input.weiPerMillion))
+    expect(await page.getByTestId("detail-dimensions").textContent()).toContain(entry.dimensions!.toLocaleString("en"))
+    const history = page.getByTestId("embedding-price-history")
+    expect(await history.locator("tbody tr").count()).toBe(entry.priceHistory.length)
+    const prices = await history.locator("tbody tr td:nth-child(2)").allTextContents()
+    expect(prices).toEqual(entry.priceHistory.map((p) => plainNumber(p.inputPriceUsdPerMillion)))
+    expect(await page.locator(`[data-testid=embedding-models-table] tr[data-model="${entry.modelKey}"] a.model-key`).getAttribute("aria-current")).toBe("true")
+  })
+
   it("fits a phone: no horizontal overflow of the page, and the search box works", { timeout: 90_000 }, async () => {
     const { page } = await openPage(browser, SUITE, "phone width", { width: 390, height: 844 })
     await openModels(page)

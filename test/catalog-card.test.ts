@@ -10,8 +10,18 @@ import { parseCard } from "../services/oracle/CardSources.ts"
 import { fixturesDir } from "./support/catalogFixtures.ts"
 
 const acmeText = Fs.readFileSync(Path.join(fixturesDir, "cards", "acme.yaml"), "utf8")
+/** acme/embed-1's input price, the last line of its only entry, which the embedding cases below extend. */
+const EMBED_PRICE = "        input: 0.02\n"
+/** acme/embed-1's traits, which the embedding cases below rewrite. */
+const EMBED_TRAITS = "    dimensions: 1024\n    dimensionOptions: [256, 512, 1024]\n"
 /** The source lines and first price of acme/small-1's only entry, which the cases below rewrite. */
 const SMALL_1_SOURCE = "        sourceUrl: https://acme.example/pricing\n        checkedAt: 2026-11-26\n        input: 0.1\n"
+
+/** `text` with `from` replaced by `to`, which must occur exactly once (a rewrite that matches nothing tests nothing). */
+const rewrite = (text: string, from: string, to: string) => {
+  if (text.split(from).length !== 2) throw new Error(`expected exactly one ${JSON.stringify(from)} in the fixture`)
+  return text.replace(from, to)
+}
 
 const problemsOf = (text: string) => {
   const outcome = parseCard("data/cards/acme.yaml", text)
@@ -136,5 +146,76 @@ describe("a malformed card", () => {
   it("reports every problem at once", () => {
     const problems = problemsOf(acmeText.replace("output: 0.4", "output: lots").replace("releasedAt: 2025-06-01", "releasedAt: June"))
     expect(problems.length).toBeGreaterThanOrEqual(2)
+  })
+})
+
+describe("an embedding model (kind: embedding)", () => {
+  const embedText = (traits: string, price = EMBED_PRICE) => rewrite(rewrite(acmeText, EMBED_TRAITS, traits), EMBED_PRICE, price)
+
+  it("is read with its input price only and its vectors: default size, the sizes a request may name, inputs per request", () => {
+    const outcome = parseCard("data/cards/acme.yaml", acmeText)
+    if (outcome._tag !== "Read") throw new Error(JSON.stringify(outcome))
+    const embed = outcome.card.models.find((m) => m.id === "acme/embed-1")!
+    expect(embed.kind).toBe("embedding")
+    expect(embed.maxInputTokens).toBe(8192)
+    expect(embed.embedding).toEqual({ dimensions: 1024, dimensionOptions: [256, 512, 1024], flexibleDimensions: false, maxDimensions: null, maxBatchInputs: 128 })
+    expect(embed.prices[0]).toMatchObject({ input: { usd18: 2n * 10n ** 16n, provenance: "verified" }, output: null, cachedInput: null, contextTiers: [] })
+    // Every other kind carries no traits.
+    expect(outcome.card.models.filter((m) => m.kind !== "embedding").every((m) => m.embedding === null)).toBe(true)
+  })
+
+  it("reads flexible dimensions with their maximum, and normalizes the listed sizes ascending", () => {
+    const flexible = parseCard("x.yaml", embedText("    dimensions: 1536\n    flexibleDimensions: true\n    maxDimensions: 3072\n"))
+    if (flexible._tag !== "Read") throw new Error(JSON.stringify(flexible))
+    expect(flexible.card.models.find((m) => m.id === "acme/embed-1")!.embedding).toMatchObject({ dimensions: 1536, flexibleDimensions: true, maxDimensions: 3072, dimensionOptions: null })
+    const listed = parseCard("x.yaml", embedText("    dimensions: 1024\n    dimensionOptions: [1024, 256, 2048]\n"))
+    if (listed._tag !== "Read") throw new Error(JSON.stringify(listed))
+    expect(listed.card.models.find((m) => m.id === "acme/embed-1")!.embedding?.dimensionOptions).toEqual([256, 1024, 2048])
+  })
+
+  it.each([
+    ["an output price", embedText(EMBED_TRAITS, `${EMBED_PRICE}        output: 0\n`), "prices[0].output: an embedding model has an input price only"],
+    ["a cached input price", embedText(EMBED_TRAITS, `${EMBED_PRICE}        cachedInput: 0.01\n`), "prices[0].cachedInput: an embedding model is priced per input token only"],
+    ["a cache write price", embedText(EMBED_TRAITS, `${EMBED_PRICE}        cacheWrite5m: 0.03\n`), "prices[0].cacheWrite5m: an embedding model is priced per input token only"],
+    ["a reasoning price", embedText(EMBED_TRAITS, `${EMBED_PRICE}        reasoningOutput: 0.1\n`), "prices[0].reasoningOutput: an embedding model is priced per input token only"],
+    [
+      "context tiers",
+      embedText(EMBED_TRAITS, `${EMBED_PRICE}        contextTiers:\n          - fromInputTokens: 4097\n            input: 0.04\n            output: 0.04\n`),
+      "prices[0].contextTiers: an embedding model is priced per input token only"
+    ],
+    ["reasoning", rewrite(embedText(EMBED_TRAITS), "    kind: embedding\n    reasoning: false\n", "    kind: embedding\n    reasoning: true\n"), "reasoning: an embedding model does not reason"],
+    ["no dimensions", embedText(""), "dimensions: an embedding model needs dimensions"],
+    ["both listed sizes and any size", embedText(`${EMBED_TRAITS}    flexibleDimensions: true\n`), "flexibleDimensions: give dimensionOptions"],
+    ["listed sizes without its default", embedText("    dimensions: 1024\n    dimensionOptions: [256, 512]\n"), "dimensionOptions: must include the default size"],
+    ["a maximum size without flexible sizes", embedText(`${EMBED_TRAITS}    maxDimensions: 2048\n`), "maxDimensions: applies only with flexibleDimensions: true"],
+    ["a dimension that is not a positive integer", embedText("    dimensions: 0\n"), "dimensions"],
+    [
+      "a verified input price without its source",
+      rewrite(acmeText, "        sourceUrl: https://acme.example/pricing\n        checkedAt: 2026-11-26\n        input: 0.02\n", EMBED_PRICE),
+      "prices[0].input: a verified price needs sourceUrl and checkedAt"
+    ],
+    [
+      "an inferred input price without its derivation",
+      embedText(EMBED_TRAITS, "        input: { usd: 0.02, provenance: inferred }\n"),
+      "prices[0].input: an inferred price needs derivedFrom"
+    ]
+  ])("is refused with %s, naming the model and the field", (_, text, expected) => {
+    const problems = problemsOf(text)
+    expect(problems.some((problem) => problem.startsWith(`data/cards/acme.yaml: model acme/embed-1: ${expected}`)), problems.join("\n")).toBe(true)
+  })
+
+  it("keeps its traits to itself: a chat model with dimensions or a batch size is refused, and still needs its output price", () => {
+    const small1 = "    family: acme.small\n    displayName: Small 1\n"
+    for (const [field, line] of [
+      ["dimensions", "    dimensions: 1536\n"],
+      ["dimensionOptions", "    dimensionOptions: [256]\n"],
+      ["flexibleDimensions", "    flexibleDimensions: true\n"],
+      ["maxBatchInputs", "    maxBatchInputs: 100\n"]
+    ] as const) {
+      const problems = problemsOf(rewrite(acmeText, small1, `${small1}${line}`))
+      expect(problems, field).toContain(`data/cards/acme.yaml: model acme/small-1: ${field}: only an embedding model (kind: embedding) has ${field}; this is a text model`)
+    }
+    const withoutOutput = problemsOf(rewrite(acmeText, "        input: 0.1\n        output: 0.4\n", "        input: 0.1\n"))
+    expect(withoutOutput).toContain("data/cards/acme.yaml: model acme/small-1: prices[0].output: is missing: every model but an embedding model has an output price")
   })
 })

@@ -56,7 +56,10 @@ describe("listing criteria", () => {
     const reasons = Object.fromEntries(basket.excluded.map((e) => [e.modelKey, e.reasons.join("; ")]))
     expect(reasons["acme/small-2-preview"]).toContain("not generally available")
     expect(reasons["acme/embed-1"]).toContain("not a text model")
-    expect(basket.familiesWithoutMember).toEqual(["acme.embed"])
+    // A family of embedding models never holds a slot and is not reported as missing a member; a text family is.
+    expect(basket.familiesWithoutMember).toEqual([])
+    const withoutSmall = basketAt("2025-11-01", { models: states({ "acme/small-1": { deletedAt: at("2025-10-01") } }) })
+    expect(withoutSmall.familiesWithoutMember).toEqual(["acme.small"])
   })
 
   it("needs a price in force: a model whose card prices it only later cannot hold a slot yet", () => {

@@ -346,6 +346,7 @@ describe("what generated clients read (COMPAT.md)", () => {
       ["HistoryResponse", "data", "date"],
       ["PriceHistoryResponse", "data", "date"],
       ["CatalogResponse", "generatedAt"],
+      ["EmbeddingCatalogEntry", "priceHistory", "effectiveFrom"],
       ["ActivityEvent", "occurredAt"],
       ["HealthResponse", "lastSyncAt"]
     ]) {
@@ -367,6 +368,9 @@ describe("what generated clients read (COMPAT.md)", () => {
       ["HealthResponse", "latestRevisionVersion"],
       ["MethodologyChangelog", "activeVersion"],
       ["CatalogEntry", "maxInputTokens"],
+      ["EmbeddingCatalogEntry", "dimensions"],
+      ["EmbeddingCatalogEntry", "dimensionOptions"],
+      ["EmbeddingCatalogEntry", "maxBatchInputs"],
       ["PriceHistoryResponse", "unavailableRevisions"]
     ]) {
       const schema = property(component!, ...path)

@@ -185,13 +185,52 @@ describe("models and catalog", () => {
     expect(response.headers.get("cache-control")).toBe("public, max-age=60")
     const catalog = (await response.json()) as Json
     expect(catalog.truncated).toBe(false)
-    expect(catalog.models).toHaveLength(7)
+    // Six chat models; the embedding model (input price only) is listed apart, in embeddingModels.
+    expect(catalog.models).toHaveLength(6)
+    expect(catalog.models.every((m: Json) => m.kind === "text" && typeof m.currentPrice.outputPriceUsdPerMillion === "number")).toBe(true)
     const big2 = catalog.models.find((m: Json) => m.modelKey === "acme/big-2")
     expect(big2).toMatchObject({ indexMember: true, integrated: false, maxInputTokens: 1000000, provider: { key: "acme", name: "Acme AI" } })
     expect(big2.currentPrice).toMatchObject({ inputPriceUsdPerMillion: 1, outputPriceUsdPerMillion: 10, provenance: { input: "verified", output: "verified" } })
     expect(big2).not.toHaveProperty("contextTiers")
     const zetaPro = catalog.models.find((m: Json) => m.modelKey === "zeta-labs/zeta-pro")
     expect(zetaPro.cache.cachedInput.provenance).toBe("inferred")
+  })
+
+  it("/catalog lists the embedding models apart: kind, input price, dimensions, batch size and price history", async () => {
+    const catalog = await body("/v1/oracle/catalog")
+    expect(catalog.models.map((m: Json) => m.modelKey)).not.toContain("acme/embed-1")
+    expect(catalog.embeddingModels).toEqual([
+      {
+        modelKey: "acme/embed-1",
+        displayName: "Embed 1",
+        provider: { key: "acme", name: "Acme AI" },
+        family: "acme.embed",
+        kind: "embedding",
+        releasedAt: "2025-01-01T00:00:00.000Z",
+        currentPrice: { inputPriceUsdPerMillion: 0.02, provenance: "verified", observedAt: expect.any(String) },
+        priceSources: {
+          input: { provenance: "verified", sourceUrl: "https://acme.example/pricing", checkedAt: "2026-11-26T00:00:00.000Z", derivedFrom: null, promotionUntil: null },
+          note: null
+        },
+        dimensions: 1024,
+        dimensionOptions: [256, 512, 1024],
+        flexibleDimensions: false,
+        maxInputTokens: 8192,
+        maxBatchInputs: 128,
+        priceHistory: [{ effectiveFrom: "2025-01-01T00:00:00.000Z", inputPriceUsdPerMillion: 0.02, provenance: "verified", observedAt: expect.any(String) }],
+        integrated: false
+      }
+    ])
+    // Billed per input token with the markup, apart from the chat models' input and output.
+    const pricing = await body("/v1/oracle/pricing")
+    expect(pricing.models).not.toHaveProperty("acme/embed-1")
+    expect(pricing.embeddingModels).toEqual({ "acme/embed-1": { input: { weiPerMillion: "21000000000000000", usdPerMillion: 0.021, provenance: "verified" } } })
+    // Its price history is the catalog's: price-at and price-history quote output prices, which it does not have.
+    for (const path of ["price-history", "price-at?date=2026-01-01T00:00:00Z"]) {
+      const response = await get(`/v1/oracle/models/acme%2Fembed-1/${path}`)
+      expect(response.status, path).toBe(404)
+      expect(((await response.json()) as Json).error.message, path).toContain("embeddingModels[].priceHistory")
+    }
   })
 
   it("/catalog names the vendor page and reading day behind each verified number, and none behind an inferred one", async () => {

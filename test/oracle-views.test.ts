@@ -54,6 +54,7 @@ const card = (id: string, released: string): ModelCard => ({
   reasoning: false,
   maxInputTokens: null,
   retiredAt: null,
+  embedding: null,
   prices: []
 })
 

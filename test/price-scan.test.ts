@@ -114,7 +114,7 @@ describe("temporal price rows", () => {
       )
     )
     expect(rows).toHaveLength(2)
-    expect(formatUsd18((await harness.run(priceAt("acme/small-1", "2025-07-01")))!.output.usd18)).toBe("0.5")
+    expect(formatUsd18((await harness.run(priceAt("acme/small-1", "2025-07-01")))!.output!.usd18)).toBe("0.5")
   })
 
   it("refuses to update or delete a price row", async () => {

@@ -99,7 +99,7 @@ describe("reconcileCard", () => {
 
   it("records an edited entry for a date already stored as a correction that supersedes it", () => {
     const card = editModel(zeta, "zeta-labs/zeta-mini", (model) =>
-      editFirstPrice(model, (point) => ({ ...point, output: { ...point.output, usd18: usd("2.5") } }))
+      editFirstPrice(model, (point) => ({ ...point, output: { ...point.output!, usd18: usd("2.5") } }))
     )
     const plan = reconcileCard(card, storedAs(zeta))
     expect(plan.pricesToInsert.map((p) => [p.modelId, p.point.effectiveFrom.toISOString(), p.correction])).toEqual([

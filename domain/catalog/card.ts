@@ -1,13 +1,42 @@
 /**
  * Price cards (data/README.md): the raw file shape, and its check. A card that fails is reported with the
- * file, the model and the field; nothing of it is used.
+ * file, the model and the field; nothing of it is used. Scalars are read in cardText.ts; an embedding model's fields
+ * and rules (input price only, its vectors) are in embeddingCard.ts.
  */
 import { Either, ParseResult, Schema } from "effect"
-import { DateOrInstantParam } from "../dates.ts"
-import { parseUsd18Either, type Usd18 } from "../money.ts"
+import type { Usd18 } from "../money.ts"
+import {
+  Availability,
+  BooleanText,
+  DateText,
+  FamilyKey,
+  fieldPath,
+  hostOf,
+  HttpsUrl,
+  ModelId,
+  ModelKind,
+  PositiveIntText,
+  Provenance,
+  ProviderKey,
+  registrableDomain,
+  Slug,
+  UsdText
+} from "./cardText.ts"
+import { checkInputOnlyEntry, type EmbeddingTraits, embeddingTraitsOf, RawEmbeddingFields } from "./embeddingCard.ts"
 
-export const Provenance = Schema.Literal("verified", "inferred", "promotional")
-export type Provenance = typeof Provenance.Type
+export type { EmbeddingTraits } from "./embeddingCard.ts"
+export {
+  Availability,
+  BooleanText,
+  DateText,
+  FamilyKey,
+  ModelId,
+  ModelKind,
+  PositiveIntText,
+  Provenance,
+  ProviderKey,
+  UsdText
+} from "./cardText.ts"
 
 const MARK_STRENGTH: Record<Provenance, number> = { promotional: 0, inferred: 1, verified: 2 }
 
@@ -16,57 +45,6 @@ export const weakerMark = (a: Provenance, b: Provenance): Provenance => (MARK_ST
 
 export const PRICE_COMPONENTS = ["input", "output", "cachedInput", "cacheWrite5m", "cacheWrite1h", "reasoningOutput"] as const
 export type PriceComponent = (typeof PRICE_COMPONENTS)[number]
-
-export const Availability = Schema.Literal("ga", "preview")
-export const ModelKind = Schema.Literal("text", "embedding", "image", "audio", "video", "moderation", "other")
-
-// ---------------------------------------------------------------------------------------------------------
-// Scalars as they come from a failsafe YAML read: text, checked and converted here.
-
-/** A USD amount written as a plain decimal. */
-export const UsdText = Schema.transformOrFail(Schema.String, Schema.BigIntFromSelf, {
-  strict: true,
-  decode: (text, _, ast) =>
-    Either.match(parseUsd18Either(text.trim()), {
-      onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, text, message)),
-      onRight: (value) => ParseResult.succeed(value as bigint)
-    }),
-  encode: (value) => ParseResult.succeed(value.toString())
-}).annotations({ identifier: "UsdPerMillion" })
-
-/** A date (midnight UTC) or an instant with its offset, read as every date of this service is (domain/dates.ts). */
-export const DateText = Schema.compose(Schema.Trim, DateOrInstantParam)
-
-export const PositiveIntText = Schema.transformOrFail(Schema.String, Schema.Number, {
-  strict: true,
-  decode: (text, _, ast) =>
-    /^[1-9][0-9]{0,15}$/.test(text.trim())
-      ? ParseResult.succeed(Number(text.trim()))
-      : ParseResult.fail(new ParseResult.Type(ast, text, `"${text}" is not a positive integer`)),
-  encode: (n) => ParseResult.succeed(String(n))
-})
-
-export const BooleanText = Schema.transformOrFail(Schema.String, Schema.Boolean, {
-  strict: true,
-  decode: (text, _, ast) =>
-    text.trim() === "true"
-      ? ParseResult.succeed(true)
-      : text.trim() === "false"
-        ? ParseResult.succeed(false)
-        : ParseResult.fail(new ParseResult.Type(ast, text, `"${text}" is not true or false`)),
-  encode: (b) => ParseResult.succeed(String(b))
-})
-
-const HttpsUrl = Schema.String.pipe(
-  Schema.filter((text) => /^https:\/\/[^\s/]+\.[^\s]+$/.test(text.trim()) || `"${text}" is not an https URL`)
-)
-
-const Slug = (what: string, pattern: RegExp) =>
-  Schema.String.pipe(Schema.filter((text) => pattern.test(text) || `"${text}" is not a valid ${what}`))
-
-export const ProviderKey = Slug("provider key", /^[a-z][a-z0-9-]{1,31}$/)
-export const FamilyKey = Slug("family key (<provider>.<product-line>)", /^[a-z][a-z0-9-]{1,31}\.[a-z0-9][a-z0-9.-]{0,63}$/)
-export const ModelId = Slug("model id (<vendor>/<model>, lower case)", /^[a-z0-9][a-z0-9-]{0,31}\/[a-z0-9][a-z0-9._:-]{0,95}$/)
 
 // ---------------------------------------------------------------------------------------------------------
 // The file shape.
@@ -98,7 +76,8 @@ const RawPriceEntry = Schema.Struct({
   provenance: Schema.optional(Provenance),
   derivedFrom: Schema.optional(Schema.String),
   input: PriceField,
-  output: PriceField,
+  /** Required of every kind but embedding, which has none (checked in checkCard, naming the field). */
+  output: Schema.optional(PriceField),
   cachedInput: Schema.optional(PriceField),
   cacheWrite5m: Schema.optional(PriceField),
   cacheWrite1h: Schema.optional(PriceField),
@@ -118,6 +97,7 @@ const RawModel = Schema.Struct({
   reasoning: BooleanText,
   maxInputTokens: Schema.optional(PositiveIntText),
   retiredAt: Schema.optional(DateText),
+  ...RawEmbeddingFields,
   prices: Schema.Array(RawPriceEntry).pipe(Schema.minItems(1))
 })
 
@@ -170,7 +150,8 @@ export interface PricePoint {
   readonly checkedAt: Date | null
   readonly note: string | null
   readonly input: MarkedPrice
-  readonly output: MarkedPrice
+  /** Null exactly for a model priced per input token only (an embedding model); every other kind has one. */
+  readonly output: MarkedPrice | null
   readonly cachedInput: MarkedPrice | null
   readonly cacheWrite5m: MarkedPrice | null
   readonly cacheWrite1h: MarkedPrice | null
@@ -203,8 +184,11 @@ export interface ModelCard {
   readonly availability: "ga" | "preview"
   readonly kind: typeof ModelKind.Type
   readonly reasoning: boolean
+  /** The context window (chat) or the tokens one input may hold (embedding), when published. */
   readonly maxInputTokens: number | null
   readonly retiredAt: Date | null
+  /** An embedding model's vectors and batch size (embeddingCard.ts); null for every other kind. */
+  readonly embedding: EmbeddingTraits | null
   readonly prices: ReadonlyArray<PricePoint>
 }
 
@@ -242,25 +226,8 @@ export class CardProblem extends Schema.TaggedError<CardProblem>()("CardProblem"
   }
 }
 
-const hostOf = (url: string): string | undefined => {
-  try {
-    return new URL(url.trim()).hostname.toLowerCase()
-  } catch {
-    return undefined
-  }
-}
-
-/** The last two labels of a URL's host: platform.openai.com -> openai.com, docs.z.ai -> z.ai. */
-const registrableDomain = (url: string): string => (hostOf(url) ?? "").split(".").slice(-2).join(".")
-
 type RawPrice = typeof PriceField.Type
 type RawEntry = typeof RawPriceEntry.Type
-
-const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (text, segment) => (typeof segment === "number" ? `${text}[${segment}]` : text === "" ? String(segment) : `${text}.${String(segment)}`),
-    ""
-  )
 
 /** Turns decoder issues into problems that name the model by its id rather than its position. */
 const problemsFromParseError = (source: string, raw: unknown, error: ParseResult.ParseError): ReadonlyArray<CardProblem> =>
@@ -356,12 +323,17 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
     modelIds.add(id)
     if (!familyKeys.has(model.family)) problem("family", `"${model.family}" is not a family of this card`, id)
     if (model.retiredAt !== undefined && model.retiredAt < model.releasedAt) problem("retiredAt", "is before releasedAt", id)
+    const inputOnly = model.kind === "embedding"
+    const embedding = embeddingTraitsOf(model.kind, model, (field, text) => problem(field, text, id))
+    if (inputOnly && model.reasoning) problem("reasoning", "an embedding model does not reason: write reasoning: false", id)
 
     const prices = model.prices.map((entry, i): PricePoint => {
       const at = (name: string) => `prices[${i}].${name}`
       if (i > 0 && entry.from <= model.prices[i - 1]!.from) {
         problem(at("from"), "price entries must be in strictly increasing date order", id)
       }
+      if (inputOnly) checkInputOnlyEntry(entry, (field, text) => problem(at(field), text, id))
+      else if (entry.output === undefined) problem(at("output"), "is missing: every model but an embedding model has an output price", id)
       const optional = (name: "cachedInput" | "cacheWrite5m" | "cacheWrite1h" | "reasoningOutput") => {
         const value = entry[name]
         return value === undefined ? null : mark(value, entry, at(name), id)
@@ -382,7 +354,7 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
         checkedAt: entry.checkedAt ?? null,
         note: entry.note ?? null,
         input: mark(entry.input, entry, at("input"), id),
-        output: mark(entry.output, entry, at("output"), id),
+        output: entry.output === undefined ? null : mark(entry.output, entry, at("output"), id),
         cachedInput: optional("cachedInput"),
         cacheWrite5m: optional("cacheWrite5m"),
         cacheWrite1h: optional("cacheWrite1h"),
@@ -402,6 +374,7 @@ export const checkCard = (source: string, raw: unknown): Either.Either<PriceCard
       reasoning: model.reasoning,
       maxInputTokens: model.maxInputTokens ?? null,
       retiredAt: model.retiredAt ?? null,
+      embedding,
       prices
     }
   })

@@ -6,6 +6,7 @@
 import { formatUsd18, referenceCost18, type Usd18 } from "../money.ts"
 import type { FamilyRecord, ModelCard, PricePoint } from "./card.ts"
 import { decisionActiveAt, type FamilyDecision } from "./decisions.ts"
+import { requireOutput } from "./embeddingCard.ts"
 
 export interface GovernanceRules {
   /** Days after its GA release before a model may take a slot. */
@@ -79,6 +80,7 @@ export interface BasketProposal {
   readonly changes: ReadonlyArray<BasketChange>
   readonly held: ReadonlyArray<HeldChange>
   readonly excluded: ReadonlyArray<Exclusion>
+  /** Families with an in-scope (text) model on the cards but no eligible one now; a family of embedding models is not one. */
   readonly familiesWithoutMember: ReadonlyArray<string>
 }
 
@@ -93,6 +95,9 @@ export const pricePointAt = (prices: ReadonlyArray<PricePoint>, t: Date): PriceP
   }
   return found
 }
+
+/** The output price of a point the basket uses: only a model that has one can be eligible (ineligibilityReasons). */
+const outputOf = (point: PricePoint): Usd18 => requireOutput(point).usd18
 
 /** Percentage move from `before` to `after`, in hundredths of a percent (exact integers). */
 const moveBasisPoints = (before: Usd18, after: Usd18): bigint => {
@@ -123,7 +128,7 @@ export const basketPriceAt = (card: ModelCard, t: Date, rules: GovernanceRules):
   const before = pricePointAt(card.prices, dayBefore) ?? card.prices[index - 1]!
   const threshold = BigInt(Math.round(rules.holdThresholdPercent * 100))
   const inputMove = moveBasisPoints(before.input.usd18, point.input.usd18)
-  const outputMove = moveBasisPoints(before.output.usd18, point.output.usd18)
+  const outputMove = moveBasisPoints(outputOf(before), outputOf(point))
   if (inputMove <= threshold && outputMove <= threshold) return { point, held: null }
   const percent = (bp: bigint) => `${bp / 100n}.${String(bp % 100n).padStart(2, "0")}%`
   return {
@@ -160,6 +165,7 @@ export const ineligibilityReasons = (
   // the operator checked a number; they never decide what enters the index (SPEC "Provenance marks").
   const point = pricePointAt(card.prices, t)
   if (point === undefined) reasons.push(`no price on its provider's card in force at ${t.toISOString()}`)
+  else if (point.output === null) reasons.push("priced per input token only: no output price for the reference workload")
   else if (referenceCost18(point.input.usd18, point.output.usd18) === 0n) {
     reasons.push("free: a zero reference-workload cost cannot enter a geometric mean")
   }
@@ -267,6 +273,8 @@ export const proposeBasket = (input: {
   const held: Array<HeldChange> = []
   const chosenByFamily = new Map<string, { state: ModelState; preferred: FamilyDecision | undefined }>()
   const familiesWithoutMember: Array<string> = []
+  // Only text models are in scope: a family holding none (an embedding line) never has a member and is not missing one.
+  const inScopeFamilies = new Set(input.models.filter((m) => m.card.kind === "text").map((m) => m.card.family))
   for (const family of input.families) {
     const candidates = (eligibleByFamily.get(family.key) ?? []).sort(byReleaseThenId)
     const preferred = decisions.find(
@@ -277,7 +285,7 @@ export const proposeBasket = (input: {
     )
     const chosen = preferred ? candidates.find((c) => c.card.id === preferred.model) : candidates[0]
     if (chosen === undefined) {
-      familiesWithoutMember.push(family.key)
+      if (inScopeFamilies.has(family.key)) familiesWithoutMember.push(family.key)
       continue
     }
     const price = basketPriceAt(chosen.card, asOf, rules)!
@@ -290,7 +298,7 @@ export const proposeBasket = (input: {
       providerKey: chosen.card.providerKey,
       sdkId: chosen.card.sdkId,
       inputPrice18: price.point.input.usd18,
-      outputPrice18: price.point.output.usd18,
+      outputPrice18: outputOf(price.point),
       priceFrom: price.point.effectiveFrom
     })
   }

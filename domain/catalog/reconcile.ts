@@ -33,6 +33,12 @@ export interface ModelDescription {
   readonly reasoning: boolean
   readonly maxInputTokens: number | null
   readonly retiredAt: Date | null
+  // An embedding model's traits (embeddingCard.ts), flattened into columns; null and false for every other kind.
+  readonly dimensions: number | null
+  readonly dimensionOptions: ReadonlyArray<number> | null
+  readonly flexibleDimensions: boolean
+  readonly maxDimensions: number | null
+  readonly maxBatchInputs: number | null
 }
 
 export interface StoredModel extends ModelDescription {
@@ -90,7 +96,12 @@ export const describeModel = (model: ModelCard): ModelDescription => ({
   kind: model.kind,
   reasoning: model.reasoning,
   maxInputTokens: model.maxInputTokens,
-  retiredAt: model.retiredAt
+  retiredAt: model.retiredAt,
+  dimensions: model.embedding?.dimensions ?? null,
+  dimensionOptions: model.embedding?.dimensionOptions ?? null,
+  flexibleDimensions: model.embedding?.flexibleDimensions ?? false,
+  maxDimensions: model.embedding?.maxDimensions ?? null,
+  maxBatchInputs: model.embedding?.maxBatchInputs ?? null
 })
 
 const DESCRIPTION_FIELDS: ReadonlyArray<keyof ModelDescription> = [
@@ -102,18 +113,29 @@ const DESCRIPTION_FIELDS: ReadonlyArray<keyof ModelDescription> = [
   "kind",
   "reasoning",
   "maxInputTokens",
-  "retiredAt"
+  "retiredAt",
+  "dimensions",
+  "dimensionOptions",
+  "flexibleDimensions",
+  "maxDimensions",
+  "maxBatchInputs"
 ]
 
 const sameValue = (a: unknown, b: unknown): boolean =>
-  a instanceof Date || b instanceof Date ? (a as Date | null)?.getTime() === (b as Date | null)?.getTime() : a === b
+  a instanceof Date || b instanceof Date
+    ? (a as Date | null)?.getTime() === (b as Date | null)?.getTime()
+    : Array.isArray(a) && Array.isArray(b)
+      ? a.length === b.length && a.every((x, i) => x === b[i])
+      : a === b
 
 /** The description fields in which the card and the stored row disagree. */
 const differingFields = (card: ModelDescription, stored: ModelDescription): ReadonlyArray<keyof ModelDescription> =>
   DESCRIPTION_FIELDS.filter((field) => !sameValue(card[field], stored[field]))
 
 export const describePoint = (point: PricePoint): string =>
-  `input ${point.input.usd18 / 10n ** 12n}e-6, output ${point.output.usd18 / 10n ** 12n}e-6 USD/M`
+  point.output === null
+    ? `input ${point.input.usd18 / 10n ** 12n}e-6 USD/M (input only)`
+    : `input ${point.input.usd18 / 10n ** 12n}e-6, output ${point.output.usd18 / 10n ** 12n}e-6 USD/M`
 
 const entryKey = (modelId: string, effectiveFrom: Date) => `${modelId}@${effectiveFrom.toISOString()}`
 

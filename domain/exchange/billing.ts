@@ -5,6 +5,7 @@
  * which rate each token count is billed at.
  */
 import type { ContextTier, MarkedPrice, PriceComponent, PricePoint, Provenance } from "../catalog/card.ts"
+import { requireOutput } from "../catalog/embeddingCard.ts"
 import { type ChargeLeg, settleCharge, sumLegsExact, Usd18, type Wei } from "../money.ts"
 import { inputSide, type Usage } from "./canonical.ts"
 
@@ -49,7 +50,7 @@ export const sideRatesAt = (point: PricePoint, inputTokens: number): SideRates =
     }
   }
   return chosen === undefined
-    ? { tierFromInputTokens: null, input: point.input, output: point.output }
+    ? { tierFromInputTokens: null, input: point.input, output: requireOutput(point) }
     : { tierFromInputTokens: chosen.fromInputTokens, input: chosen.input, output: chosen.output }
 }
 

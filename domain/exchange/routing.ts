@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import type { ModelCard } from "../catalog/card.ts"
+import { requireOutput } from "../catalog/embeddingCard.ts"
 import { ModelRestricted, ServiceUnavailable, ValidationFailed } from "../errors.ts"
 import type { CatalogListing } from "../oracle/inputs.ts"
 import type { KeyResolution } from "../oracle/keys.ts"
@@ -240,7 +241,7 @@ export const planCandidates = (
 const CAPABILITY_PARAMS = new Set(["tools", "tool_choice", "response_format", "text.format"])
 
 /** The price a cheapest-first choice compares: input plus output per million (the reference workload's shape). */
-const referencePrice = (model: RoutableModel): bigint => model.listing.price.input.usd18 * 2n + model.listing.price.output.usd18
+const referencePrice = (model: RoutableModel): bigint => model.listing.price.input.usd18 * 2n + requireOutput(model.listing.price).usd18
 
 /**
  * The window check (SPEC Limits): a named model or a list entry whose window is below the estimated input aborts the

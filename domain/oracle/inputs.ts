@@ -2,7 +2,7 @@
  * What the oracle's public reads are computed from: confirmed revisions, the live catalog and the reconstitution
  * log, as the snapshot service loads them. Pure data; the views, series and renderers shape it.
  */
-import type { ModelCard, PricePoint, ProviderRecord } from "../catalog/card.ts"
+import type { MarkedPrice, ModelCard, PricePoint, ProviderRecord } from "../catalog/card.ts"
 import type { Manifest } from "../index/manifest.ts"
 import type { ReconstitutionChange } from "../index/revision.ts"
 import type { Usd18 } from "../money.ts"
@@ -27,6 +27,21 @@ export interface CatalogListing {
   readonly card: ModelCard
   readonly price: StoredPoint
 }
+
+/**
+ * A listing priced per input and output token: every kind but embedding. The catalog's `models`, the pricing list's
+ * `models`, resolve and the basket's entries are made of these; embedding models (input price only) are listed apart.
+ */
+export type ChatListing = CatalogListing & { readonly price: StoredPoint & { readonly output: MarkedPrice } }
+
+export const isChatListing = (listing: CatalogListing): listing is ChatListing =>
+  listing.card.kind !== "embedding" && listing.price.output !== null
+
+export const chatListings = (catalog: ReadonlyArray<CatalogListing>): ReadonlyArray<ChatListing> => catalog.filter(isChatListing)
+
+/** The embedding models of the catalog: priced per input token only, never in the basket. */
+export const embeddingListings = (catalog: ReadonlyArray<CatalogListing>): ReadonlyArray<CatalogListing> =>
+  catalog.filter((listing) => listing.card.kind === "embedding")
 
 export interface OracleInputs {
   readonly revisions: ReadonlyArray<ConfirmedRevision>

@@ -46,8 +46,13 @@ export const buildLookups = (
   // The latest manifest naming each model decides its family.
   const lastAttestation = new Map<string, ConfirmedRevision>()
   for (const revision of inputs.revisions) for (const m of revision.manifest?.models ?? []) lastAttestation.set(m.modelKey, revision)
-  const trackedKeys = new Set([...histories.keys(), ...lastAttestation.keys()])
+  // An embedding model is priced per input token only: never attested, and not served by price-at or price-history
+  // (their points quote an output price); its dated prices are in the catalog's `embeddingModels`.
+  const embeddingKeys = inputs.catalog.filter((l) => l.card.kind === "embedding").map((l) => l.card.id)
+  const embeddingSet = new Set(embeddingKeys)
+  const trackedKeys = new Set([...[...histories.keys()].filter((key) => !embeddingSet.has(key)), ...lastAttestation.keys()])
   const trackedIndex = makeKeyIndex(vendors, trackedKeys)
+  const embeddingIndex = makeKeyIndex(vendors, embeddingKeys)
   const trackedModel = (modelKey: string): TrackedModel => {
     const attested = lastAttestation.get(modelKey)?.manifest?.models.find((m) => m.modelKey === modelKey)
     return {
@@ -69,7 +74,16 @@ export const buildLookups = (
   return {
     model: lookupIn(modelIndex, entries),
     catalogModel: lookupIn(catalogIndex, new Map(catalogKeys.map((key) => [key, key]))),
-    tracked: lookupIn(trackedIndex, tracked),
+    tracked: (key) => {
+      const found = lookupIn(trackedIndex, tracked)(key)
+      const embedding = found._tag === "NotFound" ? embeddingIndex.resolve(key) : undefined
+      return embedding?._tag === "Found"
+        ? {
+            _tag: "NotFound",
+            message: `${embedding.modelKey} is an embedding model, priced per input token only: its price history is in /v1/oracle/catalog (embeddingModels[].priceHistory)`
+          }
+        : found
+    },
     resolveName: makeNameResolution(inputs)
   }
 }

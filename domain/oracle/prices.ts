@@ -1,7 +1,9 @@
 /**
  * A model's price at an instant and over time, by SPEC's price-at rule: the confirmed revision in force at the
- * instant attests it ('manifest'), else the catalog's temporal history answers ('catalog').
+ * instant attests it ('manifest'), else the catalog's temporal history answers ('catalog'). Only chat models are
+ * tracked here (lookups.ts): an embedding model has no output price, and its history is in the catalog.
  */
+import { requireOutput } from "../catalog/embeddingCard.ts"
 import { pricePointAt } from "../catalog/governance.ts"
 import { usd18ToNumber, type Usd18 } from "../money.ts"
 import type { ConfirmedRevision, StoredPoint } from "./inputs.ts"
@@ -51,7 +53,7 @@ export const priceAt = (
     modelKey,
     date: at.toISOString(),
     inputPriceUsdPerMillion: usd18ToNumber(point.input.usd18),
-    outputPriceUsdPerMillion: usd18ToNumber(point.output.usd18),
+    outputPriceUsdPerMillion: usd18ToNumber(requireOutput(point).usd18),
     observedAt: point.observedAt.toISOString(),
     revisionVersion: null,
     methodologyVersion: null,

@@ -3,7 +3,7 @@
  * key. It normalizes the name (version dashes to dots, bracket annotations and trailing date suffixes removed),
  * then matches the catalog, narrowed to the vendor when one is named. It reads only the name.
  */
-import { latestRevision, type OracleInputs } from "./inputs.ts"
+import { chatListings, latestRevision, type OracleInputs } from "./inputs.ts"
 import { num } from "./numbers.ts"
 import type { ResolveResult } from "./schemas.ts"
 import { cacheBlock, providerOf, reasoningBlock } from "./views.ts"
@@ -74,7 +74,8 @@ const offBasket = (name: string, resolvedKey: string, unknownVendor: string | nu
  * Built once per snapshot; each call is a few map lookups.
  */
 export const makeNameResolution = (inputs: OracleInputs): ((name: string) => ResolveAnswer) => {
-  const listings = new Map(inputs.catalog.map((l) => [l.card.id, l]))
+  // Chat models only: a resolve answer quotes input and output prices, which an embedding model does not have.
+  const listings = new Map(chatListings(inputs.catalog).map((l) => [l.card.id, l]))
   const attested = new Map((latestRevision(inputs)?.manifest?.models ?? []).map((m) => [m.modelKey, m]))
   const resolve = makeResolver({
     vendors: new Map(inputs.providers.map((p) => [p.vendorSlug, p.key])),

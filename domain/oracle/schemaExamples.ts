@@ -196,6 +196,29 @@ export const ResolveBatch = {
   ]
 } as const
 
+const EMBEDDING_3_LARGE_PAGE = "https://developers.openai.com/api/docs/models/text-embedding-3-large"
+
+/** An embedding model of the catalog: input price only, its vectors, and its price history. */
+const EMBEDDING_3_SMALL = {
+  modelKey: "openai/text-embedding-3-small",
+  displayName: "text-embedding-3-small",
+  provider: OPENAI,
+  family: "openai.text-embedding",
+  kind: "embedding",
+  releasedAt: "2024-01-25T00:00:00.000Z",
+  currentPrice: { inputPriceUsdPerMillion: 0.02, provenance: "verified", observedAt: SCANNED_AT },
+  priceSources: {
+    input: { provenance: "verified", sourceUrl: EMBEDDING_3_LARGE_PAGE, checkedAt: "2026-11-28T00:00:00.000Z", derivedFrom: null, promotionUntil: null },
+    note: null
+  },
+  dimensions: 1536,
+  flexibleDimensions: true,
+  maxInputTokens: 8192,
+  maxBatchInputs: 2048,
+  priceHistory: [{ effectiveFrom: "2024-01-25T00:00:00.000Z", inputPriceUsdPerMillion: 0.02, provenance: "verified", observedAt: SCANNED_AT }],
+  integrated: false
+} as const
+
 export const CatalogResponse = {
   models: [
     {
@@ -203,6 +226,7 @@ export const CatalogResponse = {
       displayName: "GPT-5.5",
       provider: OPENAI,
       family: "openai.gpt",
+      kind: "text",
       indexMember: false,
       releasedAt: "2026-04-24T00:00:00.000Z",
       cache: GPT_55_CACHE,
@@ -213,6 +237,7 @@ export const CatalogResponse = {
       integrated: false
     }
   ],
+  embeddingModels: [EMBEDDING_3_SMALL],
   truncated: false,
   generatedAt: "2026-11-22T17:01:35.283Z"
 } as const
@@ -355,6 +380,7 @@ export const PricingResponse = {
       reasoning: { reasoningOutput: figure("31500000000000000000", 31.5) }
     }
   },
+  embeddingModels: { "openai/text-embedding-3-small": { input: figure("21000000000000000", 0.021) } },
   updatedAt: SCANNED_AT
 } as const
 

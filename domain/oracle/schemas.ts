@@ -6,43 +6,22 @@ import { Schema } from "effect"
 import { Provenance } from "../catalog/card.ts"
 import { Manifest as ManifestSchema, ManifestModel as ManifestModelSchema, ReconstitutionChange, ReferenceWorkload } from "../index/schemas.ts"
 import * as Examples from "./schemaExamples.ts"
+import { CacheBlock, Hash, PriceComponent, ProvenancePair, Provider, ReasoningBlock, Timestamp, UsdPerMillion, WeiString } from "./schemaParts.ts"
 
+// The shared parts (schemaParts.ts) and the catalog's shapes (catalogSchemas.ts) are re-exported: one module to import.
 export { Provenance }
-
-const Timestamp = Schema.String.annotations({ description: "ISO-8601 instant", jsonSchema: { format: "date-time" } })
-const Hash = Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]{64}$/)).annotations({ description: "0x-prefixed 32-byte hex" })
-const WeiString = Schema.String.pipe(Schema.pattern(/^[0-9]+$/)).annotations({ description: "credit-token wei (18 decimals) as digits" })
-const UsdPerMillion = Schema.Number.annotations({ description: "USD per 1,000,000 tokens" })
-
-export const ProvenancePair = Schema.Struct({ input: Provenance, output: Provenance })
-
+export { CacheBlock, Hash, PriceComponent, ProvenancePair, Provider, ReasoningBlock, Timestamp, UsdPerMillion, WeiString }
 export { ReferenceWorkload }
-
-export const Provider = Schema.Struct({ key: Schema.String, name: Schema.String }).annotations({ identifier: "Provider" })
-
-export const PriceComponent = Schema.Struct({
-  usdPerMillion: Schema.NullOr(Schema.Number),
-  ratioOfInput: Schema.NullOr(Schema.Number),
-  source: Schema.Literal("catalog"),
-  sourceUrl: Schema.NullOr(Schema.String),
-  provenance: Provenance,
-  createdAt: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "PriceComponent" })
-
-export const CacheBlock = Schema.NullOr(
-  Schema.Struct({
-    cachedInput: Schema.NullOr(PriceComponent),
-    cacheWrite5m: Schema.NullOr(PriceComponent),
-    cacheWrite1h: Schema.NullOr(PriceComponent),
-    read_multiplier: Schema.NullOr(Schema.Number),
-    write_multiplier_5m: Schema.NullOr(Schema.Number),
-    write_multiplier_1h: Schema.NullOr(Schema.Number)
-  })
-).annotations({ identifier: "CacheBlock" })
-
-export const ReasoningBlock = Schema.NullOr(Schema.Struct({ reasoningOutput: PriceComponent })).annotations({
-  identifier: "ReasoningBlock"
-})
+export {
+  CatalogEntry,
+  CatalogResponse,
+  CatalogTier,
+  EmbeddingCatalogEntry,
+  MarkedUpFigure,
+  PriceSource,
+  PriceSources,
+  PricingResponse
+} from "./catalogSchemas.ts"
 
 /** How a series is sampled: every revision, or one point per UTC day or ISO week. */
 export const Granularity = Schema.Literal("per-revision", "daily", "weekly")
@@ -223,89 +202,6 @@ export const MethodologyChangelog = Schema.Struct({
   entries: Schema.Array(MethodologyEntry)
 }).annotations({ identifier: "MethodologyChangelog", examples: [Examples.MethodologyChangelog] })
 
-export const PriceSource = Schema.Struct({
-  provenance: Provenance,
-  sourceUrl: Schema.NullOr(Schema.String).annotations({
-    description: "the vendor page that states this number (verified and promotional numbers); null for an inferred one"
-  }),
-  checkedAt: Schema.NullOr(Timestamp).annotations({ description: "the day that page was read stating it" }),
-  derivedFrom: Schema.NullOr(Schema.String).annotations({ description: "what an inferred number was derived from" }),
-  promotionUntil: Schema.NullOr(Timestamp).annotations({ description: "the day a promotional price ends" })
-}).annotations({ identifier: "PriceSource" })
-
-/** Where each number of the price in force comes from: its mark, and the vendor page and day behind it. */
-export const PriceSources = Schema.Struct({
-  input: PriceSource,
-  output: PriceSource,
-  cachedInput: Schema.NullOr(PriceSource),
-  cacheWrite5m: Schema.NullOr(PriceSource),
-  cacheWrite1h: Schema.NullOr(PriceSource),
-  reasoningOutput: Schema.NullOr(PriceSource),
-  contextTiers: Schema.Array(Schema.Struct({ fromInputTokens: Schema.Int, input: PriceSource, output: PriceSource })),
-  note: Schema.NullOr(Schema.String).annotations({
-    description: "the operator's note on this price: what changed, and for an inferred number why no vendor page states it"
-  })
-}).annotations({ identifier: "PriceSources" })
-
-export const CatalogTier = Schema.Struct({
-  fromInputTokens: Schema.Int,
-  inputPriceUsdPerMillion: Schema.Number,
-  outputPriceUsdPerMillion: Schema.Number,
-  // One mark: the vendor quotes a tier as one line, and existing clients drop a tier whose mark is an object
-  // (COMPAT.md). When the two numbers differ, the weaker mark is published (see weakerMark).
-  provenance: Provenance
-})
-
-export const CatalogEntry = Schema.Struct({
-  modelKey: Schema.String,
-  displayName: Schema.String,
-  provider: Provider,
-  family: Schema.String,
-  indexMember: Schema.Boolean,
-  releasedAt: Schema.NullOr(Timestamp),
-  cache: CacheBlock,
-  reasoning: ReasoningBlock,
-  currentPrice: Schema.Struct({
-    inputPriceUsdPerMillion: Schema.Number,
-    outputPriceUsdPerMillion: Schema.Number,
-    provenance: ProvenancePair,
-    observedAt: Timestamp
-  }),
-  priceSources: PriceSources,
-  contextTiers: Schema.optional(Schema.Array(CatalogTier)),
-  maxInputTokens: Schema.optional(Schema.Int),
-  integrated: Schema.Boolean
-}).annotations({ identifier: "CatalogEntry" })
-
-export const CatalogResponse = Schema.Struct({
-  models: Schema.Array(CatalogEntry),
-  truncated: Schema.Boolean,
-  generatedAt: Timestamp
-}).annotations({ identifier: "CatalogResponse", examples: [Examples.CatalogResponse] })
-
-const MarkedUpFigure = Schema.Struct({ weiPerMillion: WeiString, usdPerMillion: Schema.Number, provenance: Provenance })
-
-export const PricingResponse = Schema.Struct({
-  object: Schema.Literal("pricing"),
-  pegUsd: Schema.Number,
-  models: Schema.Record({
-    key: Schema.String,
-    value: Schema.Struct({
-      input: MarkedUpFigure,
-      output: MarkedUpFigure,
-      cache: Schema.NullOr(
-        Schema.Struct({
-          cachedInput: Schema.NullOr(MarkedUpFigure),
-          cacheWrite5m: Schema.NullOr(MarkedUpFigure),
-          cacheWrite1h: Schema.NullOr(MarkedUpFigure)
-        })
-      ),
-      reasoning: Schema.NullOr(Schema.Struct({ reasoningOutput: MarkedUpFigure }))
-    })
-  }),
-  updatedAt: Timestamp
-}).annotations({ identifier: "PricingResponse", examples: [Examples.PricingResponse] })
-
 export const PriceAtResponse = Schema.Struct({
   source: Schema.Literal("manifest", "catalog"),
   modelKey: Schema.String,
@@ -414,8 +310,6 @@ export const ActivityPage = Schema.Struct({
 // compile error rather than an encode failure at run time.
 export type CacheBlock = typeof CacheBlock.Type
 export type ReasoningBlock = typeof ReasoningBlock.Type
-export type PriceSource = typeof PriceSource.Type
-export type PriceSources = typeof PriceSources.Type
 export type ModelEntry = typeof ModelEntry.Type
 export type ModelsResponse = typeof ModelsResponse.Type
 export type BasketResponse = typeof BasketResponse.Type
@@ -428,9 +322,6 @@ export type RevisionResponse = typeof RevisionResponse.Type
 export type ReconstitutionLog = typeof ReconstitutionLog.Type
 export type HealthResponse = typeof HealthResponse.Type
 export type MethodologyChangelog = typeof MethodologyChangelog.Type
-export type CatalogTier = typeof CatalogTier.Type
-export type CatalogResponse = typeof CatalogResponse.Type
-export type PricingResponse = typeof PricingResponse.Type
 export type PriceAtResponse = typeof PriceAtResponse.Type
 export type PriceHistoryResponse = typeof PriceHistoryResponse.Type
 export type ResolveResult = typeof ResolveResult.Type

@@ -5,7 +5,16 @@
  */
 import { type MarkedPrice, sourceOfNumber, weakerMark } from "../catalog/card.ts"
 import { applyMarkup, referenceCost18, REFERENCE_WORKLOAD, ROUTING_FEE_RATE, usd18ToWei, type Usd18 } from "../money.ts"
-import { type CatalogListing, type ConfirmedRevision, latestRevision, type OracleInputs } from "./inputs.ts"
+import {
+  type CatalogListing,
+  type ChatListing,
+  chatListings,
+  type ConfirmedRevision,
+  embeddingListings,
+  latestRevision,
+  type OracleInputs,
+  type StoredPoint
+} from "./inputs.ts"
 import { indexNumber, iso, num, ratio } from "./numbers.ts"
 import type * as S from "./schemas.ts"
 
@@ -22,7 +31,7 @@ const priceSource = (mark: MarkedPrice, point: SourcedPoint): S.PriceSource => {
   }
 }
 
-export const priceSources = (price: CatalogListing["price"]): S.PriceSources => {
+export const priceSources = (price: ChatListing["price"]): S.PriceSources => {
   const optional = (mark: MarkedPrice | null) => (mark === null ? null : priceSource(mark, price))
   return {
     input: priceSource(price.input, price),
@@ -89,7 +98,7 @@ const priceBlocks = (input18: Usd18, output18: Usd18, peg: Usd18) => ({
 export const memberEntries = (inputs: OracleInputs): Array<S.ModelEntry> => {
   const latest = latestRevision(inputs)
   if (latest === undefined || latest.manifest === null) return []
-  const listings = new Map(inputs.catalog.map((l) => [l.card.id, l]))
+  const listings = new Map(chatListings(inputs.catalog).map((l) => [l.card.id, l]))
   return latest.manifest.models.map((m) => {
     const listing = listings.get(m.modelKey)
     return {
@@ -113,7 +122,7 @@ export const modelsView = (inputs: OracleInputs): S.ModelsResponse => {
   for (const revision of inputs.revisions) {
     for (const m of revision.manifest?.models ?? []) lastAppearance.set(m.modelKey, revision.revisionVersion)
   }
-  const listings = new Map(inputs.catalog.map((l) => [l.card.id, l]))
+  const listings = new Map(chatListings(inputs.catalog).map((l) => [l.card.id, l]))
   const exMembers = [...lastAppearance.entries()]
     .filter(([key]) => !inBasket.has(key) && listings.has(key))
     .map(([key, last]): S.ModelEntry => {
@@ -211,13 +220,53 @@ export const revisionView = (revision: ConfirmedRevision, baseUrl: string): S.Re
 
 export const CATALOG_LIMIT = 1000
 
-/** Every listed model with a catalog price, newest release first; at most 1000 (the oldest dropped). */
-export const catalogView = (inputs: OracleInputs): S.CatalogResponse => {
+const newestFirst = (a: CatalogListing, b: CatalogListing) =>
+  b.card.releasedAt.getTime() - a.card.releasedAt.getTime() || (a.card.id < b.card.id ? -1 : 1)
+
+/**
+ * The embedding models of the catalog, newest release first: input price, vectors, batch size and every dated price
+ * (`histories`, the catalog's full history per model; the current price alone when a model has none there).
+ */
+export const embeddingCatalogEntries = (
+  inputs: OracleInputs,
+  histories: ReadonlyMap<string, ReadonlyArray<StoredPoint>> = new Map()
+): Array<S.EmbeddingCatalogEntry> =>
+  [...embeddingListings(inputs.catalog)].sort(newestFirst).map(({ card, price }): S.EmbeddingCatalogEntry => {
+    const traits = card.embedding
+    const history = histories.get(card.id) ?? [price]
+    return {
+      modelKey: card.id,
+      displayName: card.displayName,
+      provider: providerOf(inputs.providers, card.providerKey),
+      family: card.family,
+      kind: "embedding",
+      releasedAt: iso(card.releasedAt),
+      currentPrice: { inputPriceUsdPerMillion: num(price.input.usd18), provenance: price.input.provenance, observedAt: iso(price.observedAt) },
+      priceSources: { input: priceSource(price.input, price), note: price.note },
+      ...(traits === null ? {} : { dimensions: traits.dimensions }),
+      ...(traits?.dimensionOptions == null ? {} : { dimensionOptions: traits.dimensionOptions }),
+      flexibleDimensions: traits?.flexibleDimensions ?? false,
+      ...(traits?.maxDimensions == null ? {} : { maxDimensions: traits.maxDimensions }),
+      ...(card.maxInputTokens === null ? {} : { maxInputTokens: card.maxInputTokens }),
+      ...(traits?.maxBatchInputs == null ? {} : { maxBatchInputs: traits.maxBatchInputs }),
+      priceHistory: history.map((point) => ({
+        effectiveFrom: iso(point.effectiveFrom),
+        inputPriceUsdPerMillion: num(point.input.usd18),
+        provenance: point.input.provenance,
+        observedAt: iso(point.observedAt)
+      })),
+      integrated: inputs.routable.has(card.id)
+    }
+  })
+
+/**
+ * Every listed chat model with a catalog price, newest release first, at most 1000 (the oldest dropped); the
+ * embedding models (input price only) apart, in `embeddingModels`.
+ */
+export const catalogView = (inputs: OracleInputs, histories?: ReadonlyMap<string, ReadonlyArray<StoredPoint>>): S.CatalogResponse => {
   const latest = latestRevision(inputs)
   const members = new Set((latest?.manifest?.models ?? []).map((m) => m.modelKey))
-  const sorted = [...inputs.catalog].sort(
-    (a, b) => b.card.releasedAt.getTime() - a.card.releasedAt.getTime() || (a.card.id < b.card.id ? -1 : 1)
-  )
+  const sorted = [...chatListings(inputs.catalog)].sort(newestFirst)
   const truncated = sorted.length > CATALOG_LIMIT
   const models = sorted.slice(0, CATALOG_LIMIT).map((listing): S.CatalogResponse["models"][number] => {
     const { card, price } = listing
@@ -226,6 +275,7 @@ export const catalogView = (inputs: OracleInputs): S.CatalogResponse => {
       displayName: card.displayName,
       provider: providerOf(inputs.providers, card.providerKey),
       family: card.family,
+      kind: card.kind,
       indexMember: members.has(card.id),
       releasedAt: iso(card.releasedAt),
       cache: cacheBlock(price),
@@ -251,7 +301,7 @@ export const catalogView = (inputs: OracleInputs): S.CatalogResponse => {
       integrated: inputs.routable.has(card.id)
     }
   })
-  return { models, truncated, generatedAt: iso(inputs.now) }
+  return { models, embeddingModels: embeddingCatalogEntries(inputs, histories), truncated, generatedAt: iso(inputs.now) }
 }
 
 const markedUp = (mark: MarkedPrice, peg: Usd18) => ({
@@ -264,7 +314,8 @@ const markedUp = (mark: MarkedPrice, peg: Usd18) => ({
 export const pricingView = (inputs: OracleInputs): S.PricingResponse => {
   const peg = inputs.pegUsd18
   const models: Record<string, S.PricingResponse["models"][string]> = {}
-  for (const { card, price } of [...inputs.catalog].sort((a, b) => (a.card.id < b.card.id ? -1 : 1))) {
+  const byKey = (a: CatalogListing, b: CatalogListing) => (a.card.id < b.card.id ? -1 : 1)
+  for (const { card, price } of [...chatListings(inputs.catalog)].sort(byKey)) {
     const hasCache = price.cachedInput !== null || price.cacheWrite5m !== null || price.cacheWrite1h !== null
     models[card.id] = {
       input: markedUp(price.input, peg),
@@ -279,11 +330,16 @@ export const pricingView = (inputs: OracleInputs): S.PricingResponse => {
       reasoning: card.reasoning && price.reasoningOutput !== null ? { reasoningOutput: markedUp(price.reasoningOutput, peg) } : null
     }
   }
+  const embeddingModels: Record<string, S.PricingResponse["embeddingModels"][string]> = {}
+  for (const { card, price } of [...embeddingListings(inputs.catalog)].sort(byKey)) {
+    embeddingModels[card.id] = { input: markedUp(price.input, peg) }
+  }
   const observed = inputs.catalog.map((l) => l.price.observedAt.getTime())
   return {
     object: "pricing",
     pegUsd: num(peg),
     models,
+    embeddingModels,
     updatedAt: iso(new Date(observed.length === 0 ? inputs.now.getTime() : Math.max(...observed)))
   }
 }

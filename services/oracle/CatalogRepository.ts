@@ -6,7 +6,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import type { FamilyRecord, ModelCard, PriceCard, PricePoint, ProviderRecord } from "../../domain/catalog/card.ts"
+import { type FamilyRecord, type ModelCard, ModelKind, type PriceCard, type PricePoint, type ProviderRecord } from "../../domain/catalog/card.ts"
 import type { FamilyDecision } from "../../domain/catalog/decisions.ts"
 import { type CatalogChange, reconcileCard } from "../../domain/catalog/reconcile.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -17,6 +17,7 @@ import {
   DecisionRow,
   EntryFingerprintRow,
   FamilyRow,
+  inputOnlyModels,
   ModelRow,
   PriceRowInsert,
   PriceRowRow,
@@ -57,12 +58,18 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
       execute: (ids) => sql`SELECT * FROM price_tiers WHERE price_row_id IN ${sql.in(ids)}`
     })
 
-    const loadPoints = (rows: ReadonlyArray<PriceRowRow>) =>
+    /** The points of `rows`; `inputOnly` names the models among them priced per input token only (embeddings). */
+    const loadPoints = (rows: ReadonlyArray<PriceRowRow>, inputOnly: ReadonlySet<string>) =>
       Effect.gen(function* () {
         if (rows.length === 0) return new Map<string, StoredPricePoint>()
         const ids = rows.map((row) => row.id)
-        return yield* assemblePoints(rows, yield* componentsOf(ids), yield* tiersOf(ids))
+        return yield* assemblePoints(rows, yield* componentsOf(ids), yield* tiersOf(ids), inputOnly)
       })
+    const kindOf = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String, kind: ModelKind }),
+      execute: (id) => sql`SELECT id, kind FROM models WHERE id = ${id}`
+    })
 
     const latestRowAt = SqlSchema.findAll({
       Request: Schema.Struct({ modelId: Schema.String, at: Schema.DateFromSelf }),
@@ -77,7 +84,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
     const priceAt = (modelId: string, at: Date) =>
       Effect.gen(function* () {
         const rows = yield* latestRowAt({ modelId, at })
-        const points = yield* loadPoints(rows)
+        const points = yield* loadPoints(rows, inputOnlyModels(yield* kindOf(modelId)))
         return rows[0] === undefined ? undefined : points.get(rows[0].id)
       }).pipe(orDieAtRepository)
 
@@ -104,7 +111,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
       Effect.gen(function* () {
         const models = yield* listedModels(undefined)
         const rows = yield* rowsInForce(now)
-        const points = yield* loadPoints(rows)
+        const points = yield* loadPoints(rows, inputOnlyModels(models))
         const byModel = new Map(rows.map((row) => [row.modelId, points.get(row.id)!]))
         return models.flatMap((model) => {
           const price = byModel.get(model.id)
@@ -125,7 +132,7 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
     const modelsWithHistory = Effect.gen(function* () {
       const models = yield* allModels(undefined)
       const rows = yield* latestRowPerDate(undefined)
-      const points = yield* loadPoints(rows)
+      const points = yield* loadPoints(rows, inputOnlyModels(models))
       const history = new Map<string, Array<StoredPricePoint>>()
       for (const row of rows) {
         const list = history.get(row.modelId) ?? []

@@ -50,7 +50,13 @@ export const ModelRow = Schema.Struct({
   maxInputTokens: Schema.NullOr(Schema.Int),
   retiredAt: Schema.NullOr(Timestamp),
   deletedAt: Schema.NullOr(Timestamp),
-  lastSeenScan: Schema.BigInt
+  lastSeenScan: Schema.BigInt,
+  // An embedding model's traits (migration 0022); null and false on every other kind.
+  dimensions: Schema.NullOr(Schema.Int),
+  dimensionOptions: Schema.NullOr(Schema.Array(Schema.Int)),
+  flexibleDimensions: Schema.Boolean,
+  maxDimensions: Schema.NullOr(Schema.Int),
+  maxBatchInputs: Schema.NullOr(Schema.Int)
 })
 export type ModelRow = typeof ModelRow.Type
 
@@ -171,13 +177,15 @@ const tierOf = (tier: TierRow): ContextTier => ({
 })
 
 /**
- * Price points from their rows, components and tiers, by row id. Every row must carry its input and output
- * prices: a row without them is corrupt, and reading it is a defect.
+ * Price points from their rows, components and tiers, by row id. Every row must carry its input price, and its output
+ * price unless its model is priced per input token only (`inputOnly`: the embedding models): a row without them is
+ * corrupt, and reading it is a defect.
  */
 export const assemblePoints = (
   rows: ReadonlyArray<PriceRowRow>,
   components: ReadonlyArray<ComponentRow>,
-  tiers: ReadonlyArray<TierRow>
+  tiers: ReadonlyArray<TierRow>,
+  inputOnly: ReadonlySet<string>
 ): Effect.Effect<Map<string, StoredPricePoint>> => {
   const componentsByRow = new Map<string, Map<PriceComponent, MarkedPrice>>()
   for (const row of components) {
@@ -195,11 +203,10 @@ export const assemblePoints = (
   for (const row of rows) {
     const parts = componentsByRow.get(row.id) ?? new Map<PriceComponent, MarkedPrice>()
     const input = parts.get("input")
-    const output = parts.get("output")
-    if (input === undefined || output === undefined) {
-      return Effect.die(
-        new CorruptStoredData({ message: `price row ${row.id} of ${row.modelId} has no ${input === undefined ? "input" : "output"} price` })
-      )
+    const output = parts.get("output") ?? null
+    if (input === undefined || (output === null) !== inputOnly.has(row.modelId)) {
+      const what = input === undefined ? "no input price" : output === null ? "no output price" : "an output price, but its model is priced per input only"
+      return Effect.die(new CorruptStoredData({ message: `price row ${row.id} of ${row.modelId} has ${what}` }))
     }
     points.set(row.id, {
       rowId: row.id,
@@ -265,5 +272,19 @@ export const toCard = (row: ModelRow, prices: ReadonlyArray<PricePoint>): ModelC
   reasoning: row.reasoning,
   maxInputTokens: row.maxInputTokens,
   retiredAt: row.retiredAt,
+  embedding:
+    row.kind === "embedding" && row.dimensions !== null
+      ? {
+          dimensions: row.dimensions,
+          dimensionOptions: row.dimensionOptions,
+          flexibleDimensions: row.flexibleDimensions,
+          maxDimensions: row.maxDimensions,
+          maxBatchInputs: row.maxBatchInputs
+        }
+      : null,
   prices
 })
+
+/** The models of `rows` priced per input token only (their price rows have no output price). */
+export const inputOnlyModels = (rows: ReadonlyArray<Pick<ModelRow, "id" | "kind">>): ReadonlySet<string> =>
+  new Set(rows.filter((row) => row.kind === "embedding").map((row) => row.id))

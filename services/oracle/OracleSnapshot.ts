@@ -160,7 +160,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
             latest: latestBody === undefined ? undefined : encodeJson(S.LatestResponse, latestBody),
             baseline: baseline === undefined ? undefined : encodeJson(S.BaselineResponse, baseline),
             models: encodeJson(S.ModelsResponse, models),
-            catalog: encodeJson(S.CatalogResponse, catalogView(inputs)),
+            catalog: encodeJson(S.CatalogResponse, catalogView(inputs, new Map([...histories].map(([key, h]) => [key, h.prices])))),
             pricing: encodeJson(S.PricingResponse, pricingView(inputs)),
             reconstitutions: encodeJson(S.ReconstitutionLog, reconstitutionsView(log)),
             reconstitutionsMarkdown: utf8.encode(reconstitutionsMarkdown(log, now)),

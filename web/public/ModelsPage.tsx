@@ -12,6 +12,7 @@ import { plainNumber, utc } from "../shared/format.ts"
 import { MarkedPair, ProvenanceMark } from "../shared/Provenance.tsx"
 import { Status, useRead } from "../shared/useRead.tsx"
 import { billedUsd, type CatalogEntry, listedComponent, readCatalog, readPricing, tokens } from "./models/data.ts"
+import { EmbeddingDetail, EmbeddingModelsSection } from "./models/EmbeddingModels.tsx"
 import { ModelDetail } from "./models/ModelDetail.tsx"
 
 type SortKey = "model" | "provider" | "family" | "input" | "output" | "cacheRead" | "reasoning" | "window"
@@ -88,7 +89,9 @@ export const ModelsPage = () => {
     const previous = lastOpened.current
     lastOpened.current = selected
     if (selected !== undefined || previous === undefined) return
-    const link = [...document.querySelectorAll<HTMLAnchorElement>("[data-testid=models-table] a.model-key")].find((a) => a.textContent === previous)
+    const link = [...document.querySelectorAll<HTMLAnchorElement>("[data-testid=models-table] a.model-key, [data-testid=embedding-models-table] a.model-key")].find(
+      (a) => a.textContent === previous
+    )
     link?.focus()
   }, [selected, catalog.state])
 
@@ -117,7 +120,11 @@ export const ModelsPage = () => {
   const billed = (figure: Parameters<typeof billedUsd>[0]) =>
     pricing.state === "loading" ? <span class="muted">…</span> : pegUsd === undefined ? <span class="muted">n/a</span> : billedUsd(figure, pegUsd) ?? <span class="muted">n/a</span>
   const billedOf = (key: string) => (pricing.state === "ready" ? pricing.value.models[key] : undefined)
-  const open = selected === undefined ? undefined : all.find((m) => m.modelKey === selected) ?? all.find((m) => m.modelKey.toLowerCase() === selected.toLowerCase())
+  const byKey = <M extends { readonly modelKey: string }>(models: ReadonlyArray<M>) =>
+    selected === undefined ? undefined : models.find((m) => m.modelKey === selected) ?? models.find((m) => m.modelKey.toLowerCase() === selected.toLowerCase())
+  const open = byKey(all)
+  const embeddings = catalog.value.embeddingModels
+  const openEmbedding = open === undefined ? byKey(embeddings) : undefined
   const routable = all.filter((m) => m.integrated).length
 
   return (
@@ -131,12 +138,15 @@ export const ModelsPage = () => {
           {utc(catalog.value.generatedAt)}. <a href={apiHref("/v1/oracle/catalog")}>The catalog as JSON</a> ·{" "}
           <a href={apiHref("/v1/oracle/pricing")}>billed prices as JSON</a>.
           {catalog.value.truncated ? " The API cut this catalog short: not every priced model is listed." : ""}
+          {embeddings.length === 0 ? "" : ` The ${embeddings.length} embedding models, priced per input token only, are listed apart below.`}
         </p>
         {pricing.state === "failed" && <Status of={pricing} what="the billed prices" />}
       </section>
 
       {selected !== undefined &&
-        (open === undefined ? (
+        (openEmbedding !== undefined ? (
+          <EmbeddingDetail key={openEmbedding.modelKey} entry={openEmbedding} pricing={pricing.state === "ready" ? pricing.value : undefined} closeHref="./models" />
+        ) : open === undefined ? (
           <section aria-labelledby="model-detail-heading" data-testid="model-detail">
             <h2 id="model-detail-heading">No model {selected}</h2>
             <p class="empty">The catalog has no model with the key “{selected}”. <a href="./models">Show all models</a>.</p>
@@ -283,6 +293,13 @@ export const ModelsPage = () => {
           below. Context tiers list the input / output price from a prompt length on. Times are UTC.
         </p>
       </section>
+
+      <EmbeddingModelsSection
+        models={embeddings}
+        pricing={pricing.state === "ready" ? pricing.value : undefined}
+        pricingLoading={pricing.state === "loading"}
+        openKey={openEmbedding?.modelKey}
+      />
     </>
   )
 }
