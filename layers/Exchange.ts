@@ -5,6 +5,7 @@
  */
 import { Layer } from "effect"
 import { AutoRouter } from "../services/exchange/AutoRouter.ts"
+import { Embeddings } from "../services/exchange/Embeddings.ts"
 import { Exchange } from "../services/exchange/Exchange.ts"
 import { GenerationLogs } from "../services/exchange/GenerationLogs.ts"
 import { Generations } from "../services/exchange/Generations.ts"
@@ -26,6 +27,8 @@ import { RateLimitsLive } from "./RateLimit.ts"
 
 export const ExchangeLive = Layer.mergeAll(
   ModelCatalog.Default,
+  // POST /v1/embeddings: held, called and settled as chat, with its own candidates and batches.
+  Embeddings.Default,
   Quotes.Default,
   // The Responses format's conversations, sealed reasoning and token count.
   Responses.Default.pipe(Layer.provideMerge(TokenCounter.Default), Layer.provideMerge(ReasoningSeal.Default)),

@@ -23,7 +23,7 @@ import { PagesHandlers } from "../src/handlers/pages.ts"
 import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
-import { ChatHandlers, EstimateHandlers, MessagesHandlers, ModelsHandlers, ResponsesHandlers } from "../src/handlers/exchange.ts"
+import { ChatHandlers, EmbeddingsHandlers, EstimateHandlers, MessagesHandlers, ModelsHandlers, ResponsesHandlers } from "../src/handlers/exchange.ts"
 import { ActivityHandlers, GenerationsHandlers } from "../src/handlers/generations.ts"
 import { UsageHandlers } from "../src/handlers/usage.ts"
 import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
@@ -53,6 +53,7 @@ export const HandlersLive = Layer.mergeAll(
   ChatHandlers,
   MessagesHandlers,
   ResponsesHandlers,
+  EmbeddingsHandlers,
   ModelsHandlers,
   EstimateHandlers,
   GenerationsHandlers,

@@ -24,6 +24,7 @@ import settleBatch from "./0019_settle_batch.ts"
 import priceSources from "./0020_price_sources.ts"
 import storedResponses from "./0021_stored_responses.ts"
 import embeddingModels from "./0022_embedding_models.ts"
+import embeddingsFormat from "./0023_embeddings_format.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -47,5 +48,6 @@ export const migrations = {
   "0019_settle_batch": settleBatch,
   "0020_price_sources": priceSources,
   "0021_stored_responses": storedResponses,
-  "0022_embedding_models": embeddingModels
+  "0022_embedding_models": embeddingModels,
+  "0023_embeddings_format": embeddingsFormat
 }

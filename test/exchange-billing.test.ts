@@ -338,3 +338,20 @@ describe("token ratios", () => {
     expect([...ratios]).toStrictEqual([["acme", 1.3]])
   })
 })
+
+describe("an input-only price point (an embedding model)", () => {
+  const embedding = point({ input: mark("0.02"), output: null })
+
+  it("bills its input as one leg, and holds its input only", () => {
+    const bill = priceUsage(embedding, { freshInput: 1234, output: 0 }, ONE_USD_PEG)
+    expect(bill.legs).toStrictEqual([{ kind: "input", tokens: 1234, rateUsd18PerMillion: usd("0.02"), provenance: "verified", pricedAs: "input" }])
+    expect(bill.chargeWei).toBe(expectedWei([[1234, usd("0.02")]], E18))
+    expect(holdWei(embedding, { inputTokens: 1234, outputTokens: 0 }, ONE_USD_PEG)).toBe(expectedWei([[1234, usd("0.02")]], E18))
+    expect(sideRatesAt(embedding, 1234).output).toBeNull()
+  })
+
+  it("billing or holding output tokens at it is a defect", () => {
+    expect(() => priceUsage(embedding, { freshInput: 10, output: 1 }, ONE_USD_PEG)).toThrow(/without an output price/)
+    expect(() => holdWei(embedding, { inputTokens: 10, outputTokens: 1 }, ONE_USD_PEG)).toThrow(/without an output price/)
+  })
+})

@@ -35,7 +35,8 @@ export interface Bill {
 export interface SideRates {
   readonly tierFromInputTokens: number | null
   readonly input: MarkedPrice
-  readonly output: MarkedPrice
+  /** Null for a model priced per input token only (an embedding model): no output may be billed at it. */
+  readonly output: MarkedPrice | null
 }
 
 /**
@@ -50,7 +51,7 @@ export const sideRatesAt = (point: PricePoint, inputTokens: number): SideRates =
     }
   }
   return chosen === undefined
-    ? { tierFromInputTokens: null, input: point.input, output: requireOutput(point) }
+    ? { tierFromInputTokens: null, input: point.input, output: point.output }
     : { tierFromInputTokens: chosen.fromInputTokens, input: chosen.input, output: chosen.output }
 }
 
@@ -92,15 +93,18 @@ export const priceUsage = (point: PricePoint, usage: Usage, peg: Usd18): Bill =>
 
   const side = sideRatesAt(point, inputSide({ freshInput: fresh, cacheRead, cacheWrite5m: write5m, cacheWrite1h: write1h }))
   const inputRate: Rate = { price: side.input, pricedAs: "input" }
-  const outputRate: Rate = { price: side.output, pricedAs: "output" }
+  // An input-only point (an embedding model) prices no output: billing output tokens at it is a defect.
+  const outputRate: Rate | undefined = side.output === null && output === 0 ? undefined : { price: side.output ?? requireOutput(point), pricedAs: "output" }
 
   const planned: ReadonlyArray<readonly [LegKind, number, Rate]> = [
     ["input", fresh, inputRate],
     ["cachedInput", cacheRead, ownOr(point.cachedInput, "cachedInput", inputRate)],
     ["cacheWrite5m", write5m, ownOr(point.cacheWrite5m, "cacheWrite5m", inputRate)],
     ["cacheWrite1h", write1h, ownOr(point.cacheWrite1h, "cacheWrite1h", inputRate)],
-    ["output", output - reasoning, outputRate],
-    ["reasoningOutput", reasoning, ownOr(point.reasoningOutput, "reasoningOutput", outputRate)]
+    ...(outputRate === undefined ? [] : [
+      ["output", output - reasoning, outputRate] as const,
+      ["reasoningOutput", reasoning, ownOr(point.reasoningOutput, "reasoningOutput", outputRate)] as const
+    ])
   ]
   const legs: Array<BillLeg> = planned
     .filter(([, tokens]) => tokens > 0)
@@ -136,8 +140,10 @@ export const holdWei = (
   const inputTokens = tokensOf(estimate.inputTokens, "estimated input")
   const outputTokens = tokensOf(estimate.outputTokens, "estimated output")
   const side = sideRatesAt(point, inputTokens)
-  const reasoningRate = (point.reasoningOutput ?? side.output).usd18
-  const outputRate = reasoningRate > side.output.usd18 ? reasoningRate : side.output.usd18
+  // An input-only point (an embedding model) holds for no output; output on it is a defect.
+  const sideOutput = side.output === null && outputTokens === 0 ? undefined : side.output ?? requireOutput(point)
+  const reasoningRate = sideOutput === undefined ? Usd18(0n) : (point.reasoningOutput ?? sideOutput).usd18
+  const outputRate = sideOutput === undefined ? Usd18(0n) : reasoningRate > sideOutput.usd18 ? reasoningRate : sideOutput.usd18
   return settleCharge(
     [
       { pricePerMillion18: side.input.usd18, tokens: BigInt(inputTokens) },

@@ -27,6 +27,10 @@ export interface RoutableModel {
 export interface RoutableCatalog {
   /** Catalog key -> the model with the provider that serves it. */
   readonly models: ReadonlyMap<string, RoutableModel>
+  /** The embedding models (kind embedding, not retired) a configured provider serves: `/v1/embeddings` only. */
+  readonly embeddings: ReadonlyMap<string, RoutableModel>
+  /** A live catalog model's kind (text, embedding, ...), routable or not. */
+  readonly kindOf: (modelKey: string) => string | undefined
   /**
    * Resolves a client's spelling against the whole catalog, answering only for routable models: the catalog's own
    * spellings and the vendors' API ids (modelIds.ts).
@@ -49,7 +53,10 @@ export interface RoutableCatalog {
 
 const vendorOf = (key: string) => key.slice(0, key.indexOf("/"))
 
-/** The catalog models a configured provider serves: text models, not retired, of the provider's vendor (or its list). */
+/**
+ * The catalog models a configured provider serves: text models (and, apart, embedding models), not retired, of the
+ * provider's vendor (or its list).
+ */
 export const makeRoutableCatalog = (
   catalog: ReadonlyArray<CatalogListing>,
   vendors: ReadonlyArray<string>,
@@ -59,6 +66,8 @@ export const makeRoutableCatalog = (
 ): RoutableCatalog => {
   const byVendor = new Map(providers.map((p) => [p.name, p]))
   const models = new Map<string, RoutableModel>()
+  const embeddings = new Map<string, RoutableModel>()
+  const kinds = new Map(catalog.map((l) => [l.card.id, l.card.kind as string]))
   const reasons = new Map<string, string>()
   for (const listing of catalog) {
     const card = listing.card
@@ -66,17 +75,15 @@ export const makeRoutableCatalog = (
       reasons.set(card.id, `it was retired on ${card.retiredAt.toISOString().slice(0, 10)} and is no longer served`)
       continue
     }
-    if (card.kind !== "text") {
-      reasons.set(card.id, `it is not a chat model (kind ${card.kind})`)
-      continue
-    }
+    if (card.kind !== "text") reasons.set(card.id, `it is not a chat model (kind ${card.kind})`)
+    if (card.kind !== "text" && card.kind !== "embedding") continue
     const vendor = vendorOf(card.id)
     // A provider is named by the catalog's provider key (`xai`, `alibaba`), which is not always the slug its
     // model ids start with (`x-ai/`, `qwen/`); the slug is accepted too.
     const provider = byVendor.get(card.providerKey) ?? byVendor.get(vendor)
     if (provider === undefined) continue
     if (provider.models !== null && !provider.models.has(card.id.toLowerCase())) continue
-    models.set(card.id, { key: card.id, vendor, card, listing, provider, traits: traitsFor(traits, card.id) })
+    ;(card.kind === "text" ? models : embeddings).set(card.id, { key: card.id, vendor, card, listing, provider, traits: traitsFor(traits, card.id) })
   }
   // Built here, once per snapshot, so that a request's resolution is a few lookups.
   const ids = makeModelIdIndex(
@@ -86,6 +93,8 @@ export const makeRoutableCatalog = (
   )
   return {
     models,
+    embeddings,
+    kindOf: (key) => kinds.get(key),
     resolve: ids.resolve,
     resolveInCatalog: ids.resolveInCatalog,
     suggest: (name) => ids.suggest(name),

@@ -15,13 +15,14 @@ import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { droppedParameters } from "../../domain/exchange/droppedParameters.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
-import { AllKeysExhausted, type InsufficientBalance, InternalError, RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
+import { AllKeysExhausted, type InsufficientBalance, InternalError, type RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
 import { USD18_SCALE } from "../../domain/money.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import { Ledger } from "../accounts/Ledger.ts"
 import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { type RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
+import { admitKey, keyRemainingOf } from "./admission.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Headroom } from "./Headroom.ts"
 import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./RequestPlanner.ts"
@@ -116,32 +117,8 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       Effect.ignore(Effect.timeout(FiberSet.awaitEmpty(inFlight), config.exchange.drainTimeoutMs + config.exchange.firstByteTimeoutMs))
     )
 
-    /**
-     * The key's inference request rate (DESIGN.md section 12): refused with 429 before anything is planned or reserved;
-     * undefined when rate limits are off.
-     */
-    const admit = (apiKey: Credential): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
-      !rateLimits.enabled
-        ? Effect.succeed(undefined)
-        : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "inference"), (decision) =>
-          decision.allowed
-            ? Effect.succeed(decision)
-            : Effect.fail(
-              new RateLimited({
-                message: `Too many inference requests with this ${apiKey.kind === "app_grant" ? "app grant" : "API key"}: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
-                details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
-              })
-            )
-        )
-
-    /** What the key's caps leave, its live holds counted; keys have no weekly cap. */
-    const keyRemaining = (apiKey: Credential): Effect.Effect<RouteFacts["keyRemaining"]> =>
-      apiKey.dailyLimitWei === null && apiKey.monthlyLimitWei === null
-        ? Effect.succeed({ daily: "unlimited", monthly: "unlimited" })
-        : Effect.map(usage.key(apiKey), (key) => {
-          const left = (limit: bigint | null, used: bigint) => (limit === null ? "unlimited" : (limit > used ? limit - used : 0n).toString())
-          return { daily: left(key.dailyLimitWei, key.dailyUsedWei), monthly: left(key.monthlyLimitWei, key.monthlyUsedWei) }
-        })
+    const admit = (apiKey: Credential) => admitKey(rateLimits, apiKey)
+    const keyRemaining = (apiKey: Credential): Effect.Effect<RouteFacts["keyRemaining"]> => keyRemainingOf(usage, apiKey)
 
     /** The request's credit, held for as long as the scope: released on every exit unless the settlement closed it. */
     const holdCredit = (call: InferenceCall, planned: PlannedRequest, requestId: RequestId) =>

@@ -51,7 +51,7 @@ export const GenerationRow = Schema.Struct({
   id: RequestId,
   accountId: Schema.String,
   apiKeyId: Schema.NullOr(Schema.String),
-  inboundFormat: Schema.Literal("chat", "messages", "responses"),
+  inboundFormat: Schema.Literal("chat", "messages", "responses", "embeddings"),
   stream: Schema.Boolean,
   status: Schema.Literal("completed", "interrupted"),
   modelRequested: Schema.String,

@@ -10,6 +10,7 @@ import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
 import { checkKeyBudgets, checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { applyMarkup, USD18_SCALE, Usd18 } from "../../domain/money.ts"
+import { chatListings } from "../../domain/oracle/inputs.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Exchange } from "./Exchange.ts"
 import { Providers } from "./Providers.ts"
@@ -122,7 +123,10 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       } satisfies Quote
     })
 
-    /** Every catalog model with whether it can be served now (for this key's allowedModels when one is given). */
+    /**
+     * Every catalog chat model with whether it can be served now (for this key's allowedModels when one is given).
+     * Embedding models (`/v1/embeddings` only, never `auto`) are not listed.
+     */
     const availability = Effect.fn("Quotes.availability")(function* (allowedModels: ReadonlyArray<string>) {
       const { snap, catalog } = yield* exchange.routable
       const allowed = new Set(allowedModels.map((m) => m.toLowerCase()))
@@ -148,7 +152,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       return {
         computedAt: new Date(now).toISOString(),
         ttlSeconds: AVAILABILITY_TTL_SECONDS,
-        models: snap.inputs.catalog.map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
+        models: chatListings(snap.inputs.catalog).map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
         auto
       } satisfies Availability
     })

@@ -33,7 +33,7 @@ export interface SettleRequest {
   readonly apiKeyId: string
   /** Who issued the request's key or grant (its spending pool counts the charge, should the hold be gone). */
   readonly memberCfId: string | null
-  readonly format: InboundFormatName
+  readonly format: InboundFormatName | "embeddings"
   readonly stream: boolean
   readonly completed: boolean
   readonly modelRequested: string

@@ -42,7 +42,7 @@ export interface Routed {
 }
 
 /** How a failed attempt rests its key; undefined: the vendor refused the request itself (abort, no cooldown). */
-const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
+export const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
   if (failure.kind === "timeout") return "timeout"
   if (failure.kind !== "status") return "serverError"
   const status = failure.status ?? 0
@@ -52,7 +52,7 @@ const failureKind = (failure: UpstreamFailure): FailureKind | undefined => {
 }
 
 /** The vendor's own words from an error body, for a refusal passed on to the client. */
-const vendorMessage = (failure: UpstreamFailure): string => {
+export const vendorMessage = (failure: UpstreamFailure): string => {
   try {
     const parsed = JSON.parse(failure.body ?? "") as { error?: { message?: unknown }; message?: unknown }
     const message = parsed.error?.message ?? parsed.message

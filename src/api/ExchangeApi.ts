@@ -26,6 +26,7 @@ import {
 } from "../../domain/errors.ts"
 import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.ts"
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
+import { EmbeddingsReply } from "../../domain/exchange/wire/openaiEmbeddings.ts"
 import { DeletedResponse, InputItemList, InputTokensCount, ResponseObject } from "../../domain/exchange/wire/openaiResponsesReply.ts"
 import { errorWire } from "../http/errorEnvelope.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
@@ -90,6 +91,42 @@ export class ChatGroup extends HttpApiGroup.make("chat")
   )
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Chat completions") {}
+
+const EmbeddingsBody = Schema.Struct({
+  model: Schema.optional(Schema.String),
+  input: Schema.Union(Schema.String, Schema.Array(Schema.Unknown))
+}).annotations({
+  identifier: "EmbeddingsRequest",
+  description:
+    "The OpenAI embeddings request: `input` (a string, strings, token ids or arrays of token ids), `model`, `dimensions`, " +
+    "`encoding_format` (float or base64), `user`. Extension: `models` (ordered fallback list of embedding models). " +
+    "`auto` is refused: vectors compare only within one model."
+})
+
+export class EmbeddingsGroup extends HttpApiGroup.make("embeddings")
+  .add(
+    HttpApiEndpoint.post("embeddings", "/v1/embeddings")
+      .setPayload(EmbeddingsBody)
+      .addSuccess(EmbeddingsReply)
+      .addError(errorWire(ValidationFailed))
+      .addError(errorWire(ModelRestricted))
+      .addError(errorWire(Forbidden))
+      .addError(errorWire(InsufficientBalance))
+      .addError(errorWire(SpendingLimitReached))
+      .addError(errorWire(AllKeysExhausted))
+      .addError(errorWire(RateLimited))
+      .addError(errorWire(ServiceUnavailable))
+      .addError(errorWire(InternalError))
+      .annotate(OpenApi.Summary, "Embeddings (OpenAI wire format) of an embedding model, billed per input token from the key's account")
+      .annotate(
+        OpenApi.Description,
+        "The inputs are sent in the model's batch size, in order, and answered in input order. The bill is the vendor's " +
+          "prompt_tokens (the exchange's count where the vendor reports none) at the model's input price; the answer carries " +
+          "`x_credits_used` and `x_credits_remaining`, and the routing headers as chat does."
+      )
+  )
+  .middleware(ApiKeyAuth)
+  .annotate(OpenApi.Title, "Embeddings") {}
 
 export class MessagesGroup extends HttpApiGroup.make("messages")
   .add(

@@ -3,13 +3,14 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AlwaysPossibleErrors } from "./shared.ts"
-import { ChatGroup, EstimateGroup, MessagesGroup, ModelsGroup, ResponsesGroup } from "./ExchangeApi.ts"
+import { ChatGroup, EmbeddingsGroup, EstimateGroup, MessagesGroup, ModelsGroup, ResponsesGroup } from "./ExchangeApi.ts"
 import { UsageGroup } from "./UsageApi.ts"
 
 export class InferenceApi extends HttpApi.make("inference")
   .add(ChatGroup)
   .add(MessagesGroup)
   .add(ResponsesGroup)
+  .add(EmbeddingsGroup)
   .add(ModelsGroup)
   .add(EstimateGroup)
   .add(UsageGroup)
@@ -19,5 +20,5 @@ export class InferenceApi extends HttpApi.make("inference")
   .annotate(OpenApi.Version, "1.0")
   .annotate(
     OpenApi.Description,
-    "Chat inference in three wire formats (chat completions, messages, responses) over pooled provider capacity, billed from a credit balance."
+    "Chat inference in three wire formats (chat completions, messages, responses) and embeddings over pooled provider capacity, billed from a credit balance."
   ) {}

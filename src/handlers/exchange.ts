@@ -19,7 +19,9 @@ import { Responses } from "../../services/exchange/Responses.ts"
 import { InputTokensCount } from "../../domain/exchange/wire/openaiResponsesReply.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { ApiKeyAuthLive } from "../http/apiKeyAuth.ts"
-import { answerInference, type InferenceResponse } from "../http/inference.ts"
+import { answerInference, type InferenceResponse, routeHeaders } from "../http/inference.ts"
+import { decodeEmbeddingsRequest, renderEmbeddings } from "../../domain/exchange/translate/embeddings.ts"
+import { Embeddings } from "../../services/exchange/Embeddings.ts"
 
 /** A body that is not JSON is refused like any other invalid body: 422 naming the request. */
 const jsonBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
@@ -36,6 +38,28 @@ const respond = (response: InferenceResponse) =>
 export const ChatHandlers = HttpApiBuilder.group(ServerApi, "chat", (handlers) =>
   handlers.handleRaw("chatCompletions", () =>
     Effect.flatMap(CurrentCredential, (apiKey) => Effect.map(answerInference(chatCompletionsFormat, apiKey, jsonBody), respond))
+  )
+).pipe(Layer.provide(ApiKeyAuthLive))
+
+/** `POST /v1/embeddings`: as a whole chat answer, JSON with the routing and billing headers. */
+export const EmbeddingsHandlers = HttpApiBuilder.group(ServerApi, "embeddings", (handlers) =>
+  handlers.handleRaw("embeddings", () =>
+    Effect.gen(function* () {
+      const apiKey = yield* CurrentCredential
+      yield* requireScope(apiKey, "account:act")
+      const decoded = yield* Effect.flatMap(jsonBody, decodeEmbeddingsRequest)
+      const embeddings = yield* Embeddings
+      const reply = yield* embeddings.embed({ decoded, apiKey })
+      const json = JSON.stringify(renderEmbeddings(reply.vectors, reply.model, reply.promptTokens, decoded.encoding, reply.bill))
+      return HttpServerResponse.text(json, {
+        contentType: "application/json",
+        headers: {
+          ...routeHeaders(reply.route),
+          "x-compute-used": reply.chargeWei.toString(),
+          "x-compute-remaining": reply.balanceWei.toString()
+        }
+      })
+    })
   )
 ).pipe(Layer.provide(ApiKeyAuthLive))
 

@@ -1,0 +1,36 @@
+/**
+ * What every inference route (chat's three formats, embeddings) asks of a key before it plans anything, and tells the
+ * client after: the key's inference request rate (DESIGN.md section 12) and what its spending caps leave.
+ */
+import { Effect } from "effect"
+import { RateLimited } from "../../domain/errors.ts"
+import type { Credential } from "../accounts/Credentials.ts"
+import type { Usage as UsageReports } from "../accounts/Usage.ts"
+import type { RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
+
+/** The key's inference request rate: refused with 429 before anything is planned or reserved; undefined when off. */
+export const admitKey = (rateLimits: RateLimits, apiKey: Credential): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
+  !rateLimits.enabled
+    ? Effect.succeed(undefined)
+    : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "inference"), (decision) =>
+      decision.allowed
+        ? Effect.succeed(decision)
+        : Effect.fail(
+          new RateLimited({
+            message: `Too many inference requests with this ${apiKey.kind === "app_grant" ? "app grant" : "API key"}: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
+            details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
+          })
+        )
+    )
+
+/** What the key's caps leave, its live holds counted, in wei or "unlimited"; keys have no weekly cap. */
+export const keyRemainingOf = (
+  usage: UsageReports,
+  apiKey: Credential
+): Effect.Effect<{ readonly daily: string; readonly monthly: string }> =>
+  apiKey.dailyLimitWei === null && apiKey.monthlyLimitWei === null
+    ? Effect.succeed({ daily: "unlimited", monthly: "unlimited" })
+    : Effect.map(usage.key(apiKey), (key) => {
+      const left = (limit: bigint | null, used: bigint) => (limit === null ? "unlimited" : (limit > used ? limit - used : 0n).toString())
+      return { daily: left(key.dailyLimitWei, key.dailyUsedWei), monthly: left(key.monthlyLimitWei, key.monthlyUsedWei) }
+    })
