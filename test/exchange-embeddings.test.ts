@@ -2,7 +2,7 @@
  * `POST /v1/embeddings` over the real stack (DESIGN.md section 10, "Agents' dialects"): the official openai SDK's
  * `embeddings.create` against the exchange, the simulator standing in for OpenAI and Gemini. Routed, held, billed at
  * the model's input price (an input-only bill, stored with format `embeddings`), cut into the vendor's batches and
- * answered in input order; refusals hold and charge nothing.
+ * answered in input order; refusals hold and charge nothing. LangChain's OpenAIEmbeddings works against it too.
  */
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -162,6 +162,30 @@ describe("refusals: nothing held, nothing charged", () => {
     refused({ model: "google/gemini-embedding-001", input: ["short", "word ".repeat(3000)] }, "input.1", /2048/))
 })
 
+describe("LangChain's OpenAIEmbeddings", () => {
+  it("embedDocuments and embedQuery against the exchange, billed per request", async () => {
+    const { OpenAIEmbeddings } = await import("@langchain/openai")
+    const before = await balance()
+    const embeddings = new OpenAIEmbeddings({
+      model: "openai/text-embedding-3-small",
+      apiKey: key.secret,
+      configuration: { baseURL: `${fx.baseUrl}/v1` },
+      maxRetries: 0
+    })
+    const documents = ["langchain one", "langchain two", "langchain three"]
+    const vectors = await embeddings.embedDocuments(documents)
+    expect(vectors).toHaveLength(3)
+    for (const vector of vectors) expect(vector).toHaveLength(1536)
+    const query = await embeddings.embedQuery("langchain two")
+    query.forEach((value, i) => expect(value).toBeCloseTo(vectors[1]![i]!, 6))
+    // Both requests were billed at the input price: what the simulator counts (o200k) for each.
+    const charged = before - (await balance())
+    expect(charged).toBeGreaterThan(0n)
+    expect(await liveHolds()).toBe(0)
+  })
+})
+
+// Last: the failed keys of the first model rest afterwards.
 describe("fallback", () => {
   it("a 500 on every key of the first model: the second serves, billed at its price", async () => {
     await fx.fault({ model: "text-embedding-3-small", fault: "error500", count: 2 })
