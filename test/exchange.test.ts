@@ -357,7 +357,11 @@ describe("GET /v1/inference/estimate and GET /v1/models/availability (no key)", 
     const open = await api().call("GET", "/v1/models/availability")
     expect(open.status).toBe(200)
     expect(open.body.ttlSeconds).toBeGreaterThan(0)
-    expect(open.body.models).toHaveLength(6)
+    // Six chat models and three embedding models, each with its kind.
+    expect(open.body.models).toHaveLength(9)
+    expect(open.body.models.filter((m: { kind: string }) => m.kind === "embedding").map((m: { id: string }) => m.id).sort()).toEqual([
+      "google/gemini-embedding-001", "openai/text-embedding-3-small", "openai/text-embedding-ada-002"
+    ])
     expect(open.body.models.every((m: { routable: boolean }) => m.routable)).toBe(true)
     expect(open.body.auto).toEqual({ id: "openai/gpt-tiny" })
     const restricted = await fx.issueKey({ allowedModels: ["google/gemini-2.5-flash"] })
@@ -498,18 +502,23 @@ describe("GET /v1/models", () => {
       "anthropic/claude-sonnet-4.5",
       "deepseek/deepseek-reasoner",
       "google/gemini-2.5-flash",
+      "google/gemini-embedding-001",
       "openai/gpt-4.1",
       "openai/gpt-5",
-      "openai/gpt-tiny"
+      "openai/gpt-tiny",
+      "openai/text-embedding-3-small",
+      "openai/text-embedding-ada-002"
     ])
-    expect(list.body.data[3]).toEqual({
+    expect(list.body.data.find((m: { id: string }) => m.id === "openai/text-embedding-3-small")).toMatchObject({ kind: "embedding", dimensions: 1536 })
+    expect(list.body.data[4]).toEqual({
       id: "openai/gpt-4.1",
       object: "model",
       created: Date.UTC(2025, 3, 14) / 1000,
       owned_by: "openai",
       displayName: "GPT-4.1 (fixture)",
       routingAliases: ["gpt-4.1", "gpt-4-1"],
-      maxInputTokens: 1000000
+      maxInputTokens: 1000000,
+      kind: "text"
     })
     // The vendors' own ids that route to a model are listed with it.
     const aliases = Object.fromEntries((list.body.data as Array<{ id: string; routingAliases: Array<string> }>).map((m) => [m.id, m.routingAliases]))
@@ -517,7 +526,8 @@ describe("GET /v1/models", () => {
     expect(aliases["anthropic/claude-sonnet-4.5"]).toEqual(["claude-sonnet-4.5", "claude-sonnet-4-5"])
     // The oracle's catalog marks the same models as integrated (routable through the exchange).
     const catalog = await api().call("GET", "/v1/oracle/catalog", undefined, { ip: "198.51.100.7" })
-    const integrated = (catalog.body.models as Array<{ modelKey: string; integrated: boolean }>).filter((m) => m.integrated).map((m) => m.modelKey).sort()
+    const entries = [...catalog.body.models, ...catalog.body.embeddingModels] as Array<{ modelKey: string; integrated: boolean }>
+    const integrated = entries.filter((m) => m.integrated).map((m) => m.modelKey).sort()
     expect(integrated).toEqual(ids)
     // The official client reads it too.
     const page = await openai.models.list()

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/models`: the routable catalogue in the OpenAI list format, built once per oracle snapshot (the catalogue
+ * `GET /v1/models`: the routable catalogue in the OpenAI list format (chat models and embedding models, by kind), built once per oracle snapshot (the catalogue
  * only changes with it) rather than per request.
  */
 import { Effect } from "effect"
@@ -10,7 +10,7 @@ import { Exchange } from "./Exchange.ts"
 /** The list of one routable catalogue: each model with the spellings that route to it besides its id (modelIds.ts). */
 export const modelList = (catalog: RoutableCatalog): typeof ModelList.Type => ({
   object: "list",
-  data: [...catalog.models.values()]
+  data: [...catalog.models.values(), ...catalog.embeddings.values()]
     .sort((a, b) => a.key.localeCompare(b.key))
     .map((model) => {
       const bare = model.key.slice(model.vendor.length + 1)
@@ -23,7 +23,9 @@ export const modelList = (catalog: RoutableCatalog): typeof ModelList.Type => ({
         displayName: model.card.displayName,
         // The bare name when it is unambiguous, then the vendor's own API ids that resolve here (its sdkId, aliases).
         routingAliases: [...new Set([...(resolved._tag === "Found" && resolved.modelKey === model.key ? [bare] : []), ...catalog.aliasesOf(model.key)])],
-        ...(model.card.maxInputTokens !== null ? { maxInputTokens: model.card.maxInputTokens } : {})
+        ...(model.card.maxInputTokens !== null ? { maxInputTokens: model.card.maxInputTokens } : {}),
+        kind: model.card.embedding === null ? ("text" as const) : ("embedding" as const),
+        ...(model.card.embedding !== null ? { dimensions: model.card.embedding.dimensions } : {})
       }
     })
 })

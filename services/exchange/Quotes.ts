@@ -10,7 +10,6 @@ import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
 import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
 import { checkKeyBudgets, checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { applyMarkup, USD18_SCALE, Usd18 } from "../../domain/money.ts"
-import { chatListings } from "../../domain/oracle/inputs.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Exchange } from "./Exchange.ts"
 import { Providers } from "./Providers.ts"
@@ -64,6 +63,10 @@ const asQueryRefusal = (failure: PlanFailure): PlanFailure =>
     : failure
 
 const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
+
+/** The catalog's models of the kinds the exchange serves: chat models and embedding models. */
+const servedKinds = <L extends { readonly card: { readonly kind: string } }>(listings: ReadonlyArray<L>) =>
+  listings.filter((l) => l.card.kind === "text" || l.card.kind === "embedding")
 
 export class Quotes extends Effect.Service<Quotes>()("Quotes", {
   effect: Effect.gen(function* () {
@@ -124,15 +127,15 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
     })
 
     /**
-     * Every catalog chat model with whether it can be served now (for this key's allowedModels when one is given).
-     * Embedding models (`/v1/embeddings` only, never `auto`) are not listed.
+     * Every catalog model, chat and embedding, with its kind and whether it can be served now (for this key's
+     * allowedModels when one is given). `auto` is chat's only: embeddings never choose their model.
      */
     const availability = Effect.fn("Quotes.availability")(function* (allowedModels: ReadonlyArray<string>) {
       const { snap, catalog } = yield* exchange.routable
       const allowed = new Set(allowedModels.map((m) => m.toLowerCase()))
       const now = yield* Clock.currentTimeMillis
       const servable = (key: string) => {
-        const model = catalog.models.get(key)
+        const model = catalog.models.get(key) ?? catalog.embeddings.get(key)
         return model !== undefined && (allowed.size === 0 || allowed.has(key.toLowerCase())) && providers.hasCapacity(model.provider.name, 1, now)
       }
       // What `auto` resolves to now for a small request (no pin, no control arm); null when nothing can serve.
@@ -152,7 +155,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       return {
         computedAt: new Date(now).toISOString(),
         ttlSeconds: AVAILABILITY_TTL_SECONDS,
-        models: chatListings(snap.inputs.catalog).map((l) => ({ id: l.card.id, routable: servable(l.card.id) })),
+        models: servedKinds(snap.inputs.catalog).map((l) => ({ id: l.card.id, kind: l.card.kind, routable: servable(l.card.id) })),
         auto
       } satisfies Availability
     })

@@ -128,7 +128,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           providers,
           pegUsd18: pegUsd18,
           // What the exchange can route (the catalog's `integrated` flag): text models of configured providers.
-          routable: new Set(routableCatalog.models.keys()),
+          routable: new Set([...routableCatalog.models.keys(), ...routableCatalog.embeddings.keys()]),
           now
         }
         const latest = confirmed[confirmed.length - 1]

@@ -257,7 +257,9 @@ export const ModelListItem = Schema.Struct({
   owned_by: Schema.String,
   displayName: Schema.String,
   routingAliases: Schema.Array(Schema.String).annotations({ description: "Other spellings that route to this model (the bare name when unambiguous)" }),
-  maxInputTokens: Schema.optional(Schema.Int)
+  maxInputTokens: Schema.optional(Schema.Int),
+  kind: Schema.Literal("text", "embedding").annotations({ description: "text: chat, messages, responses; embedding: /v1/embeddings" }),
+  dimensions: Schema.optional(Schema.Int.annotations({ description: "An embedding model's default vector size" }))
 }).annotations({ identifier: "ModelListItem" })
 
 export const ModelList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ModelListItem) }).annotations({ identifier: "ModelList" })
@@ -265,7 +267,7 @@ export const ModelList = Schema.Struct({ object: Schema.Literal("list"), data: S
 export const AvailabilityView = Schema.Struct({
   computedAt: Schema.String.annotations({ jsonSchema: { type: "string", format: "date-time" } }),
   ttlSeconds: Schema.Int.annotations({ description: "How long this answer may be cached" }),
-  models: Schema.Array(Schema.Struct({ id: Schema.String, routable: Schema.Boolean })).annotations({
+  models: Schema.Array(Schema.Struct({ id: Schema.String, kind: Schema.String, routable: Schema.Boolean })).annotations({
     description: "Every catalog model: whether a key of its provider can take a request now (and the caller's key allows it)"
   }),
   auto: Schema.NullOr(Schema.Struct({ id: Schema.String })).annotations({ description: "The model `auto` resolves to right now; null when none can serve" })
