@@ -4,7 +4,8 @@
  * model on the server, opens one row's bill (whose charge is exactly the API's), and finds the day's total on the
  * Activity page equal to the sum of the charges. A `/v1/responses` request opens its stored response beside its bill
  * (input and output items, status), and one sent with `store: false` says nothing was kept. At phone width both pages
- * fit the screen.
+ * fit the screen. An embeddings request (the openai SDK's `embeddings.create`) is labelled as such, shows input tokens
+ * only, opens an input-only bill and counts on the Activity page under its model.
  */
 import OpenAI from "openai"
 import type { Browser, Page } from "playwright-core"
@@ -29,11 +30,14 @@ const signIn = async (page: Page, email: string, path: string) => {
   await signInByCode(page, mailbox, email)
 }
 
-/** Two routable models, once the catalog is loaded. */
+/** Two routable chat models, once the catalog is loaded (the list holds embedding models too, by kind). */
 const routableModels = async (): Promise<[string, string]> => {
   for (let poll = 0; poll < 150; poll++) {
-    const body = (await (await fetch(`${service.baseUrl}/v1/models`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as { data: ReadonlyArray<{ id: string }> }
-    if (body.data.length >= 2) return [body.data[0]!.id, body.data[1]!.id]
+    const body = (await (await fetch(`${service.baseUrl}/v1/models`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as {
+      data: ReadonlyArray<{ id: string; kind: "text" | "embedding" }>
+    }
+    const chat = body.data.filter((m) => m.kind === "text")
+    if (chat.length >= 2) return [chat[0]!.id, chat[1]!.id]
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   throw new Error("no routable models")
@@ -190,6 +194,82 @@ describe("the console's logs and activity", () => {
     await page.locator(`tr[data-id="${unstoredId}"]`).click()
     await page.getByTestId("bill").waitFor({ timeout: 10_000 })
     await expect.poll(() => page.getByTestId("stored-response-absent").textContent(), { timeout: 10_000 }).toBe("Not stored (store: false), deleted or expired.")
+  }, 120_000)
+
+  it("labels an embeddings request, shows its input tokens only, opens its one-leg bill, and counts it on the Activity page", async (context) => {
+    const { page } = await openPage(browser, SUITE, context.task.name)
+    await signIn(page, `logs-embeddings-${Date.now()}@example.com`, "/console/logs")
+    await expect.poll(() => page.getByText("No requests yet").count(), { timeout: 10_000 }).toBe(1)
+
+    const me = ((await (await page.request.get(`${service.baseUrl}/v1/me`)).json()) as { cf_id: string }).cf_id
+    await grantCredits(service, MAINTAINER_TOKEN, me, 20000000000000000000n)
+    const issued = await page.request.post(`${service.baseUrl}/v1/keys`, { headers: { "x-cf-console": "1" }, data: { label: "embeddings" } })
+    expect(issued.status()).toBe(201)
+    const secret = ((await issued.json()) as { secret: string }).secret
+    const embeddingModel = "openai/text-embedding-3-small"
+    await routable(embeddingModel)
+    const [chatModel] = await routableModels()
+    const openai = new OpenAI({ apiKey: secret, baseURL: `${service.baseUrl}/v1`, maxRetries: 0, defaultHeaders: { "x-forwarded-for": nextVisitorIp() } })
+
+    const chat = await openai.chat.completions.create({ model: chatModel, messages: [{ role: "user", content: "Logs suite, for contrast" }] }).withResponse()
+    const chatId = chat.response.headers.get("x-request-id")!
+    const embedded = await openai.embeddings.create({ model: embeddingModel, input: ["a", "b"] }).withResponse()
+    const embeddingId = embedded.response.headers.get("x-request-id")!
+    expect(embedded.data.data).toHaveLength(2)
+    const promptTokens = embedded.data.usage.prompt_tokens
+    expect(promptTokens).toBeGreaterThan(0)
+
+    const listed = ((await (await page.request.get(`${service.baseUrl}/v1/generations`)).json()) as { data: ReadonlyArray<Generation & { format: string }> }).data
+    expect(listed.map((g) => [g.id, g.format])).toEqual([[embeddingId, "embeddings"], [chatId, "chat"]])
+    const embedding = listed[0]!
+
+    // The log: the embeddings row labelled, its model, its input tokens as the API counted them, no output.
+    await page.reload()
+    const rows = page.getByTestId("logs-table").locator("tbody tr[data-id]")
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(2)
+    const row = page.locator(`tr[data-id="${embeddingId}"]`)
+    expect(await row.getByTestId("log-format").textContent()).toBe("embeddings")
+    expect(await page.locator(`tr[data-id="${chatId}"]`).getByTestId("log-format").textContent()).toBe("chat")
+    expect(await row.getByTestId("log-model").textContent()).toBe(embeddingModel)
+    expect(await row.getByTestId("log-input").textContent()).toBe(promptTokens.toLocaleString("en-US"))
+    expect(await row.getByTestId("log-output").textContent()).toBe("—")
+    expect(await row.getByTestId("log-charge").textContent()).toBe(credits(embedding.chargeWei))
+
+    // Filtered by its model on the server: that row alone.
+    await page.getByLabel("Model").fill(embeddingModel)
+    await page.getByRole("button", { name: "Apply filters" }).click()
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1)
+    expect(await rows.first().getAttribute("data-id")).toBe(embeddingId)
+
+    // Its bill: one input leg of the API's count, the charge to the wei.
+    const apiBill = (await (await page.request.get(`${service.baseUrl}/v1/generations/${embeddingId}`)).json()) as {
+      bill: { chargeWei: string; legs: ReadonlyArray<{ kind: string; tokens: number }> }
+    }
+    expect(apiBill.bill.legs).toHaveLength(1)
+    expect(apiBill.bill.legs[0]).toMatchObject({ kind: "input", tokens: promptTokens })
+    expect(apiBill.bill.chargeWei).toBe(embedding.chargeWei)
+    await row.click()
+    await expect.poll(() => page.getByTestId("bill-charge-wei").textContent(), { timeout: 10_000 }).toBe(apiBill.bill.chargeWei)
+    expect(await page.getByTestId("bill-charge").textContent()).toBe(formatScaled(apiBill.bill.chargeWei))
+    expect(await page.getByTestId("bill-format").textContent()).toContain("embeddings")
+    const legs = page.getByTestId("bill").locator("table").first().locator("tbody tr")
+    expect(await legs.count()).toBe(1)
+    expect(await legs.locator("th").textContent()).toBe("input")
+    expect(await legs.locator("td").first().textContent()).toBe(promptTokens.toLocaleString("en-US"))
+    expect(await page.getByTestId("stored-response").count()).toBe(0)
+
+    // Activity: the embedding model is a group of its own with its one request, its input tokens and its charge.
+    await page.getByRole("link", { name: "Activity", exact: true }).click()
+    const group = page.getByTestId("activity-groups").locator(`tbody tr[data-group="${embeddingModel}"]`)
+    await expect.poll(() => group.count(), { timeout: 10_000 }).toBe(1)
+    const cells = group.locator("td")
+    expect(await cells.nth(0).textContent()).toBe("1")
+    expect(await cells.nth(1).textContent()).toBe(`${promptTokens.toLocaleString("en-US")} / 0`)
+    expect(await cells.nth(2).textContent()).toBe(credits(embedding.chargeWei))
+    const sum = listed.reduce((acc, g) => acc + BigInt(g.chargeWei), 0n)
+    expect(await page.getByTestId("activity-total").textContent()).toBe(credits(sum.toString()))
+    const dayRow = page.getByTestId("activity-days").locator(`tbody tr[data-day="${embedding.createdAt.slice(0, 10)}"]`)
+    expect(await dayRow.locator("td").first().textContent()).toBe("2")
   }, 120_000)
 
   it("fits a phone's width, with a label on every input", async (context) => {

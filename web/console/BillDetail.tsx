@@ -23,6 +23,7 @@ export const BillDetail = (props: { readonly generation: Generation }) => {
           <dd class="muted"><span data-testid="bill-charge-wei">{g.bill.chargeWei}</span> wei</dd>
         </div>
         <div><dt>Model used</dt><dd>{g.modelUsed}{g.modelUsed !== g.modelRequested ? ` (asked: ${g.modelRequested})` : ""}</dd></div>
+        <div><dt>Format</dt><dd data-testid="bill-format">{g.format}{g.format === "embeddings" ? " (input tokens only)" : ""}</dd></div>
         <div><dt>Outcome</dt><dd>{g.status}{g.stream ? ", streamed" : ""}</dd></div>
         <div><dt>Sent (UTC)</dt><dd>{utc(g.createdAt)}</dd></div>
       </dl>
@@ -70,7 +71,7 @@ export const BillDetail = (props: { readonly generation: Generation }) => {
           </dd>
         </div>
         <div><dt>Price in effect from (UTC)</dt><dd>{utc(g.bill.priceEffectiveFrom)}</dd></div>
-        <div><dt>Reasoning tokens (in output)</dt><dd>{count(g.usage.reasoning)}</dd></div>
+        {g.format !== "embeddings" && <div><dt>Reasoning tokens (in output)</dt><dd>{count(g.usage.reasoning)}</dd></div>}
       </dl>
       <div class="table-scroll">
         <table>

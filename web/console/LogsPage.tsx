@@ -1,6 +1,7 @@
 /**
  * The request log: the account's requests newest first, filtered by the server (model, key, outcome, UTC dates) and
- * paged by its cursor ("Load more"); a row opens that request's bill, fetched when asked for, and for a `/v1/responses`
+ * paged by its cursor ("Load more"); each row labelled with its format (chat, messages, responses or embeddings, an
+ * embeddings request showing input tokens only); a row opens that request's bill, fetched when asked for, and for a `/v1/responses`
  * request the response it stored (StoredResponse.tsx).
  */
 import { useSignal } from "@preact/signals"
@@ -43,6 +44,17 @@ const query = (f: Filters, cursor: string | undefined) => ({
 })
 
 const tokens = (n: number | null) => (n === null ? "—" : n.toLocaleString("en-US"))
+
+/** The endpoint each inbound format came through, shown as the label's title. */
+const ENDPOINT: Record<Row["format"], string> = {
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+  responses: "/v1/responses",
+  embeddings: "/v1/embeddings"
+}
+
+/** An embeddings request has input tokens only: its output, cache and reasoning cells are absent ("—"), not 0. */
+const inputOnly = (row: Row) => row.format === "embeddings"
 
 type BillState = { readonly state: "loading" } | { readonly state: "failed"; readonly message: string } | { readonly state: "ready"; readonly value: Bill }
 
@@ -175,6 +187,7 @@ export const LogsPage = () => {
               <tr>
                 <th scope="col">Time (UTC)</th>
                 <th scope="col">Model</th>
+                <th scope="col">Format</th>
                 <th scope="col">Key</th>
                 <th scope="col">Outcome</th>
                 <th scope="col" class="num">Input</th>
@@ -198,18 +211,21 @@ export const LogsPage = () => {
                       {row.modelUsed}
                       {row.fallback && <span class="fallback" title={`asked for ${row.modelRequested}`}> (fallback from {row.modelRequested})</span>}
                     </td>
+                    <td data-testid="log-format">
+                      <span class={`format-badge format-${row.format}`} title={ENDPOINT[row.format]}>{row.format}</span>
+                    </td>
                     <td>{row.keyId === null ? "—" : keyLabel.get(row.keyId) ?? row.keyId}</td>
                     <td>{row.status}</td>
-                    <td class="num">{tokens(row.usage.freshInput)}</td>
-                    <td class="num">{tokens(row.usage.output)}</td>
-                    <td class="num">{tokens(row.usage.cacheRead)}</td>
-                    <td class="num">{tokens(row.usage.cacheWrite5m === null && row.usage.cacheWrite1h === null ? null : (row.usage.cacheWrite5m ?? 0) + (row.usage.cacheWrite1h ?? 0))}</td>
-                    <td class="num">{tokens(row.usage.reasoning)}</td>
+                    <td class="num" data-testid="log-input">{tokens(row.usage.freshInput)}</td>
+                    <td class="num" data-testid="log-output">{tokens(inputOnly(row) ? null : row.usage.output)}</td>
+                    <td class="num">{tokens(inputOnly(row) ? null : row.usage.cacheRead)}</td>
+                    <td class="num">{tokens(inputOnly(row) || (row.usage.cacheWrite5m === null && row.usage.cacheWrite1h === null) ? null : (row.usage.cacheWrite5m ?? 0) + (row.usage.cacheWrite1h ?? 0))}</td>
+                    <td class="num">{tokens(inputOnly(row) ? null : row.usage.reasoning)}</td>
                     <td class="num" data-testid="log-charge">{credits(row.chargeWei)}</td>
                   </tr>
                   {open.value === row.id && (
                     <tr class="bill-row">
-                      <td colSpan={10}>
+                      <td colSpan={11}>
                         <h2 class="bill-title">Bill of {row.id}</h2>
                         {bill.value.state === "loading" && <p class="loading" role="status">Loading the bill…</p>}
                         {bill.value.state === "failed" && <p class="error" role="alert">Could not load the bill: {bill.value.message}</p>}
