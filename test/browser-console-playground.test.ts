@@ -46,10 +46,12 @@ describe("the playground", () => {
     expect(keys.data.map((k) => [k.label, k.status])).toEqual([["playground", "active"]])
     expect((await account(page)).spentWei).toBe("0")
 
-    // The routable models come from the API; auto is the default.
+    // The routable chat models come from the API (embedding models are not for chat); auto is the default.
     const options = await page.getByLabel("Model", { exact: true }).locator("option").allTextContents()
-    const listed = ((await (await page.request.get(`${service.baseUrl}/v1/models`)).json()) as { data: ReadonlyArray<{ id: string }> }).data
-    expect(options).toHaveLength(listed.length + 1)
+    const listed = ((await (await page.request.get(`${service.baseUrl}/v1/models`)).json()) as { data: ReadonlyArray<{ id: string; kind: string }> }).data
+    expect(listed.some((m) => m.kind === "embedding")).toBe(true)
+    expect(options).toHaveLength(listed.filter((m) => m.kind === "text").length + 1)
+    expect(options.some((option) => option.includes("embedding"))).toBe(false)
     expect(await page.getByLabel("Model", { exact: true }).inputValue()).toBe("auto")
 
     await page.getByLabel("Message").fill("Say hello to the playground in one short line")

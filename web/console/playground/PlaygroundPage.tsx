@@ -91,7 +91,7 @@ export const PlaygroundPage = () => {
         <label for="playground-model">Model</label>
         <select id="playground-model" value={model.value} onChange={(e) => (model.value = (e.target as HTMLSelectElement).value)}>
           <option value="auto">auto: the exchange picks a model for the prompt</option>
-          {models.state === "ready" && models.value.data.map((m) => <option key={m.id} value={m.id}>{m.displayName} ({m.id})</option>)}
+          {models.state === "ready" && models.value.data.filter((m) => m.kind === "text").map((m) => <option key={m.id} value={m.id}>{m.displayName} ({m.id})</option>)}
         </select>
         <Status of={models} what="the routable models" />
         <label for="playground-fallbacks">Fallbacks, in order (optional, comma-separated model ids)</label>
