@@ -111,6 +111,19 @@ describe("POST /v1/embeddings with the openai SDK", () => {
       batched.data[i]!.embedding.forEach((value, j) => expect(value).toBeCloseTo(alone.data[0]!.embedding[j]!, 6))
     }
   })
+
+  it("dimensions at its own size on a model that takes none is served, the field not sent upstream (its vendor refuses it)", async () => {
+    // Found by the fuzz (test/support/fuzzEmbeddings.ts): ada-002 with dimensions 1536 was held, then refused by the vendor.
+    await clearReceived()
+    const response = await post({ model: "openai/text-embedding-ada-002", input: "its own size", dimensions: 1536, encoding_format: "float" })
+    const answer = (await response.json()) as any
+    expect(response.status, JSON.stringify(answer)).toBe(200)
+    expect(answer.data[0].embedding).toHaveLength(1536)
+    const calls = (await received()).filter((r) => r.path.endsWith("/embeddings"))
+    expect(calls).toHaveLength(1)
+    expect(calls[0]!.body.dimensions).toBeUndefined()
+    expect(await liveHolds()).toBe(0)
+  })
 })
 
 describe("refusals: nothing held, nothing charged", () => {

@@ -20,6 +20,11 @@
  * run stored are then read, paged (limit, order, after, before) and deleted with odd ids and queries: never a 5xx.
  * POST /v1/responses/input_tokens is fuzzed like count_tokens, with FUZZ_COUNT / INPUT_TOKENS_SHARE bodies.
  *
+ * POST /v1/embeddings is fuzzed with FUZZ_COUNT / EMBEDDINGS_SHARE bodies (test/support/fuzzEmbeddings.ts): its seeds
+ * (every input form, dimensions, encodings, user, models lists) each served as they are, then their mutations; never
+ * a 5xx, every refusal in the envelope naming its `param`, a body with a refusing mutation never served, and its
+ * served answers in the ledger's check beside the other formats'.
+ *
  * Replay: FUZZ_SEED=<seed> (printed) regenerates the same bodies; `generateFuzzBody(format, seed, index)` one of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -33,6 +38,7 @@ import { clone, envInt, type FuzzFormat, isCountFormat, type Obj, serialize } fr
 import { type Failure, failureReport as reportOf, makeExercise, type Outcome } from "./support/fuzzExercise.ts"
 import { readProblem, readRequest } from "./support/fuzzResponsesReads.ts"
 import { RESPONSES_REFUSALS } from "./support/fuzzResponsesRefusals.ts"
+import { EMBEDDINGS_SEEDS, runEmbeddings, sendEmbeddingsSeeds } from "./support/fuzzEmbeddings.ts"
 import { recordFigure } from "./support/reliability.ts"
 
 const DEFAULT_SEED = 0x5eed_2011
@@ -48,10 +54,12 @@ const COUNT_SHARE = 4
 const RESPONSES_SHARE = 4
 const INPUT_TOKENS_SHARE = 8
 const SHARES: Record<FuzzFormat, number> = { chat: 1, messages: 1, count: COUNT_SHARE, responses: RESPONSES_SHARE, input_tokens: INPUT_TOKENS_SHARE }
-const countOf = (format: FuzzFormat) => Math.ceil(COUNT / SHARES[format])
+/** The embeddings run: FUZZ_COUNT / EMBEDDINGS_SHARE bodies (small, whole answers: about a second per thousand). */
+const EMBEDDINGS_SHARE = 10
+const countOf = (format: FuzzFormat | "embeddings") => Math.ceil(COUNT / (format === "embeddings" ? EMBEDDINGS_SHARE : SHARES[format]))
 /** FUZZ_ONLY="chat:16,messages:240-250,count:3,7,responses:9" replays just those bodies of the run (no format: of every format). */
 const ONLY = (process.env.FUZZ_ONLY ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
-const indexesOf = (format: FuzzFormat): ReadonlyArray<number> => {
+const indexesOf = (format: FuzzFormat | "embeddings"): ReadonlyArray<number> => {
   if (ONLY.length === 0) return Array.from({ length: countOf(format) }, (_, i) => i)
   return ONLY.flatMap((entry) => {
     const [prefix, range] = entry.includes(":") ? entry.split(":") : [format, entry]
@@ -76,7 +84,8 @@ interface Run {
 
 let fx: ExchangeFixture
 const keys = {} as Record<FuzzFormat, { id: string; secret: string }>
-const runs: Partial<Record<FuzzFormat, Run>> = {}
+const runs: Partial<Record<FuzzFormat | "embeddings", Run>> = {}
+let embeddingsKey: { id: string; secret: string }
 let balanceBefore: bigint
 let lastEntryBefore: bigint
 let accountId: string
@@ -200,6 +209,7 @@ beforeAll(async () => {
   keys.count = await fx.issueKey({ label: "fuzz count_tokens" })
   keys.responses = await fx.issueKey({ label: "fuzz responses" })
   keys.input_tokens = await fx.issueKey({ label: "fuzz responses input_tokens" })
+  embeddingsKey = await fx.issueKey({ label: "fuzz embeddings" })
   // Enough that no hold of a served body is refused for the balance (a few are, by design, for huge max_tokens).
   await fx.grant(1_000_000n * ONE_CREDIT)
   const [row] = await fx.query(`SELECT account_id::text AS account FROM api_keys WHERE id = $1`, [keys.chat.id])
@@ -247,6 +257,27 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
   )
 
   it(
+    "POST /v1/embeddings serves each seed as it is, never answers 5xx, refuses only in the envelope naming the param, and never serves a body with a refusing mutation",
+    async () => {
+      const seeds = await sendEmbeddingsSeeds(fx.baseUrl, embeddingsKey.secret, SEED)
+      seedOutcomes.push(...seeds.outcomes)
+      expect(seeds.failures).toEqual([])
+      const indexes = indexesOf("embeddings")
+      const { outcomes, failures, ms } = await runEmbeddings(fx.baseUrl, embeddingsKey.secret, SEED, indexes, CONCURRENCY)
+      const run: Run = { outcomes, failures: [], ms, count: indexes.length }
+      runs.embeddings = run
+      console.log(`[fuzz] embeddings: ${run.count} bodies and ${EMBEDDINGS_SEEDS.length} seeds, seed ${SEED}, ${CONCURRENCY} in flight, ${run.ms} ms; ${summary(run)}; ${failures.length} failing`)
+      expect(failures.slice(0, 5).map((f) => f.text), `${failures.length} of ${run.count} embeddings bodies failed; other failing indexes: ${failures.slice(5, 40).map((f) => f.index).join(", ")}`).toEqual([])
+      expect(outcomes).toHaveLength(run.count)
+      if (ONLY.length === 0) {
+        expect(outcomes.some((o) => o.status === 200)).toBe(true)
+        expect(outcomes.some((o) => o.status === 422)).toBe(true)
+      }
+    },
+    RUN_TIMEOUT_MS
+  )
+
+  it(
     "each refused field of a Responses body, alone on the seeds, is refused with its code and the param naming it",
     async () => {
       const failures: Array<string> = []
@@ -279,12 +310,12 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
       const served = new Map<string, Outcome>()
       // Refusals that come after the reservation: the vendor refused the body, or no upstream key could take it.
       let refusedAfterHold = 0
-      for (const format of ["chat", "messages", "responses"] as const) expect(runs[format], `the ${format} run did not complete`).toBeDefined()
-      for (const o of [...seedOutcomes, ...runs.chat!.outcomes, ...runs.messages!.outcomes, ...runs.responses!.outcomes]) {
+      for (const format of ["chat", "messages", "responses", "embeddings"] as const) expect(runs[format], `the ${format} run did not complete`).toBeDefined()
+      for (const o of [...seedOutcomes, ...runs.chat!.outcomes, ...runs.messages!.outcomes, ...runs.responses!.outcomes, ...runs.embeddings!.outcomes]) {
         if (o.requestId !== undefined) served.set(o.requestId, o)
         if (o.vendorRefusal || o.code === "all_keys_exhausted") refusedAfterHold++
       }
-      const keyIds = [keys.chat.id, keys.messages.id, keys.responses.id]
+      const keyIds = [keys.chat.id, keys.messages.id, keys.responses.id, embeddingsKey.id]
       // Streams settle after their last byte: allow the settlements a moment.
       await waitFor("the fuzzed keys' holds to settle", async () =>
         (await fx.query(`SELECT 1 FROM holds WHERE api_key_id = ANY($1) AND released_at IS NULL AND settled_at IS NULL`, [keyIds])).length === 0, 15_000, 100)
@@ -344,10 +375,11 @@ describe(`fuzzing the inference endpoints with ${COUNT} seeded mutations of vali
         const chat = runs.chat!
         const messages = runs.messages!
         const responses = runs.responses!
+        const embeddings = runs.embeddings!
         recordFigure({
           suite: "test/exchange-fuzz.test.ts",
-          tried: "seeded hostile bodies to /v1/chat/completions, /v1/messages and /v1/responses",
-          volume: `${chat.count + messages.count + responses.count} bodies (${chat.count} chat and messages, ${responses.count} responses), seed ${SEED}`,
+          tried: "seeded hostile bodies to /v1/chat/completions, /v1/messages, /v1/responses and /v1/embeddings",
+          volume: `${chat.count + messages.count + responses.count + embeddings.count} bodies (${chat.count} chat and messages, ${responses.count} responses, ${embeddings.count} embeddings), seed ${SEED}`,
           held: `0 answers 5xx; every refusal in the envelope at its code's status; ${served.size} served, ${entries.length} charges each equal to its bill; ${refusedAfterHold} holds released for refusals after reserving; none left live; the balance down by exactly the charges; ${stored.length} responses stored, each of a served body that asked for it`
         })
       }

@@ -16,6 +16,7 @@ import { Clock, Effect, Either } from "effect"
 import { encode } from "gpt-tokenizer/encoding/o200k_base"
 import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
+import { takesDimensions } from "../../domain/catalog/embeddingCard.ts"
 import { holdWei } from "../../domain/exchange/billing.ts"
 import type { ChatResult, ReplyBill } from "../../domain/exchange/canonical.ts"
 import { planEmbeddingCandidates } from "../../domain/exchange/embeddingRouting.ts"
@@ -38,6 +39,13 @@ import { adapterFor } from "./providers/index.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
 import { failureKind, vendorMessage } from "./UpstreamRouter.ts"
+
+/**
+ * The `dimensions` sent upstream: none to a model that takes none (routing let through only its own size, which is
+ * what it answers anyway; its vendor refuses the field, as OpenAI does for text-embedding-ada-002).
+ */
+const upstreamDimensions = (model: RoutableModel, dimensions: number | undefined): number | undefined =>
+  dimensions !== undefined && takesDimensions(model.card.embedding!) ? dimensions : undefined
 
 /** A batch size when the card states none: OpenAI's limit. */
 export const DEFAULT_BATCH_INPUTS = 2048
@@ -135,7 +143,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
               tried.add(admission.key.id)
               const started = yield* Clock.currentTimeMillis
               const outcome = yield* Effect.either(
-                embed(batch.map((b) => b.input), decoded.dimensions, {
+                embed(batch.map((b) => b.input), upstreamDimensions(model, decoded.dimensions), {
                   provider: model.provider,
                   key: admission.key,
                   upstreamModel: model.card.sdkId,
