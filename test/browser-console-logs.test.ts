@@ -15,7 +15,6 @@ import { formatScaled } from "../web/shared/format.ts"
 import { nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
 import { grantCredits, signInByCode, startConsoleStack, stopConsoleStack } from "./support/console.ts"
 import type { Mailbox } from "./support/mailbox.ts"
-import { waitFor } from "./support/polling.ts"
 
 const SUITE = "browser-console-logs"
 const MAINTAINER_TOKEN = "logs-suite-maintainer"
@@ -45,11 +44,14 @@ const routableModels = async (): Promise<[string, string]> => {
 }
 
 /** Waits until the catalog routes `model`. */
-const routable = (model: string) =>
-  waitFor(`${model} routable`, async () => {
+const routable = async (model: string) => {
+  for (let poll = 0; poll < 150; poll++) {
     const body = (await (await fetch(`${service.baseUrl}/v1/models`, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as { data: ReadonlyArray<{ id: string }> }
-    return body.data.some((m) => m.id === model)
-  }, 30_000, 200)
+    if (body.data.some((m) => m.id === model)) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`${model} never became routable`)
+}
 
 interface Generation {
   id: string
