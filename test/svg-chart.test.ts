@@ -1,0 +1,148 @@
+/**
+ * The public pages' step chart as server-rendered SVG (web/shared/SvgChart.tsx): deterministic markup, steps drawn
+ * horizontal then vertical, marks titled, the table beside it, `until` carrying the last value without a table row.
+ */
+import { describe, expect, it } from "vitest"
+import { h, type FunctionComponent } from "preact"
+import { render } from "preact-render-to-string"
+
+// The root tsconfig (which type-checks test/) has no JSX setting, so a static import of the .tsx fails `tsc --noEmit`
+// (TS6142); vitest compiles it with web/tsconfig.json's JSX settings. The module is loaded by a specifier tsc does not
+// follow, and its props are restated here (web/tsconfig.json type-checks the component itself).
+interface StepPoint { readonly at: string; readonly value: number }
+interface ChartSeries { readonly label: string; readonly points: ReadonlyArray<StepPoint>; readonly dashed?: boolean }
+interface Props {
+  readonly title: string
+  readonly valueLabel: string
+  readonly series: ReadonlyArray<ChartSeries>
+  readonly marks?: ReadonlyArray<{ readonly at: string; readonly label: string }>
+  readonly until?: string
+  readonly csvName: string
+  readonly format?: (value: number) => string
+  readonly zeroBased?: boolean
+  readonly testId?: string
+}
+const chartModule: string = "../web/shared/SvgChart.tsx"
+const { SvgStepChart } = (await import(/* @vite-ignore */ chartModule)) as { readonly SvgStepChart: FunctionComponent<Props> }
+
+const html = (props: Props): string => render(h(SvgStepChart, props))
+
+const three: ChartSeries = {
+  label: "compute index",
+  points: [
+    { at: "2026-01-01T00:00:00.000Z", value: 100 },
+    { at: "2026-01-11T00:00:00.000Z", value: 104.5 },
+    { at: "2026-01-21T00:00:00.000Z", value: 98.25 }
+  ]
+}
+
+const base: Props = { title: "Compute index, daily", valueLabel: "compute index", series: [three], csvName: "index.csv" }
+
+/** The `d` of each series' path. */
+const paths = (markup: string): ReadonlyArray<string> => [...markup.matchAll(/<path d="([^"]*)"/g)].map((m) => m[1]!)
+
+/** A path as [command, numbers] pairs. */
+const commands = (d: string): ReadonlyArray<readonly [string, ReadonlyArray<number>]> =>
+  [...d.matchAll(/([MHVL])([^MHVL]*)/g)].map((m) => [m[1]!, m[2]!.trim().split(/[\s,]+/).map(Number)] as const)
+
+const bodyRows = (markup: string): ReadonlyArray<string> => {
+  const body = /<tbody>([\s\S]*)<\/tbody>/.exec(markup)?.[1] ?? ""
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => m[1]!)
+}
+const cells = (row: string): ReadonlyArray<string> => [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]!)
+
+describe("SvgStepChart", () => {
+  it("renders the same markup every time, with no window or document", () => {
+    const props: Props = { ...base, marks: [{ at: "2026-01-11T00:00:00.000Z", label: "reconstitution 2" }], until: "2026-02-01T00:00:00.000Z" }
+    const first = html(props)
+    expect(html(props)).toBe(first)
+    expect(first).toContain('role="img"')
+    expect(first).toContain('aria-label="Compute index, daily: a step chart; the table below holds the same data"')
+    expect(first).toContain("<title>Compute index, daily</title>")
+    expect(first).toContain('viewBox="0 0 640 280"')
+    // The zoom buttons appear only after hydration.
+    expect(first).not.toContain("chart-zoom")
+    // Coordinates have at most one decimal.
+    for (const d of paths(first)) for (const [, numbers] of commands(d)) for (const n of numbers) expect(Math.round(n * 10) / 10).toBe(n)
+  })
+
+  it("draws a series of 3 points as steps: horizontal, then vertical", () => {
+    const [d] = paths(html(base))
+    const parts = commands(d!)
+    expect(parts.map(([command]) => command).join("")).toBe("MHVHV")
+    const [, [x0, y0]] = parts[0]! as readonly [string, ReadonlyArray<number>]
+    const [, [x1]] = parts[1]!
+    const [, [y1]] = parts[2]!
+    const [, [x2]] = parts[3]!
+    const [, [y2]] = parts[4]!
+    expect(x1!).toBeGreaterThan(x0!)
+    expect(x2!).toBeGreaterThan(x1!)
+    // 104.5 is above 100 (smaller y), 98.25 below both.
+    expect(y1!).toBeLessThan(y0!)
+    expect(y2!).toBeGreaterThan(y0!)
+  })
+
+  it("titles each mark with its label and UTC date", () => {
+    const markup = html({ ...base, marks: [{ at: "2026-01-11T00:00:00.000Z", label: "reconstitution 2" }] })
+    expect(markup).toMatch(/<title>reconstitution 2 \(2026-01-11 00:00 UTC\)<\/title>/)
+    expect(markup).toContain('stroke-dasharray="4 4"')
+    expect(markup).toContain("dashed vertical lines mark 1 event")
+  })
+
+  it("tables one row per distinct time with formatted cells, and a CSV of the raw values", () => {
+    const output: ChartSeries = {
+      label: "output",
+      dashed: true,
+      points: [
+        { at: "2026-01-01T00:00:00.000Z", value: 2 },
+        { at: "2026-01-15T00:00:00.000Z", value: 3 }
+      ]
+    }
+    const format = (v: number) => `$${v.toFixed(2)}`
+    const markup = html({ ...base, series: [three, output], format, zeroBased: true, testId: "chart" })
+    const rows = bodyRows(markup)
+    expect(rows).toHaveLength(4)
+    expect(rows.map(cells)).toEqual([
+      ["2026-01-01 00:00 UTC", "$100.00", "$2.00"],
+      ["2026-01-11 00:00 UTC", "$104.50", ""],
+      ["2026-01-15 00:00 UTC", "", "$3.00"],
+      ["2026-01-21 00:00 UTC", "$98.25", ""]
+    ])
+    expect(markup).toContain('data-testid="chart"')
+    expect(markup).toContain('stroke-dasharray="7 4"')
+    expect(markup).toContain('class="chart-legend"')
+    // The y axis starts at 0 for a zero-based chart, labelled through `format`.
+    expect(markup).toContain(">$0.00</text>")
+    const href = /href="data:text\/csv;charset=utf-8,([^"]*)"/.exec(markup)?.[1]
+    expect(decodeURIComponent(href!)).toBe(
+      "time_utc,compute index,output\r\n" +
+        "2026-01-01T00:00:00.000Z,100,2\r\n" +
+        "2026-01-11T00:00:00.000Z,104.5,\r\n" +
+        "2026-01-15T00:00:00.000Z,,3\r\n" +
+        "2026-01-21T00:00:00.000Z,98.25,\r\n"
+    )
+  })
+
+  it("shows no svg when there are no points", () => {
+    const markup = html({ ...base, series: [{ label: "compute index", points: [] }], testId: "empty" })
+    expect(markup).toContain('<p class="empty">No points yet.</p>')
+    expect(markup).not.toContain("<svg")
+    expect(markup).toContain('data-testid="empty"')
+  })
+
+  it("carries the last value to `until`, the plot's right edge, without a table row", () => {
+    const without = html(base)
+    const markup = html({ ...base, until: "2026-02-10T00:00:00.000Z" })
+    expect(bodyRows(markup)).toHaveLength(3)
+    const [d] = paths(markup)
+    const parts = commands(d!)
+    expect(parts.map(([command]) => command).join("")).toBe("MHVHVH")
+    const lastX = parts[parts.length - 1]![1][0]
+    // The plot's right edge: the end of the x axis line.
+    const axis = /<g class="svg-chart-x"[^>]*><line x1="[^"]*" x2="([^"]*)"/.exec(markup)
+    expect(lastX).toBe(Number(axis![1]))
+    // Without `until` the line stops at the last point, which is then also the right edge.
+    const plain = commands(paths(without)[0]!)
+    expect(plain.map(([command]) => command).join("")).toBe("MHVHV")
+  })
+})
