@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "test/web/**/*.test.tsx"],
     globalSetup: ["test/support/globalSetup.ts"],
     setupFiles: ["test/support/effectVitest.ts"],
     testTimeout: 30_000,

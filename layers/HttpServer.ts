@@ -20,6 +20,7 @@ import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { InvitationPageHandlers, OrgsHandlers } from "../src/handlers/orgs.ts"
 import { PagesHandlers } from "../src/handlers/pages.ts"
+import { PublicPages } from "../services/oracle/PublicPages.ts"
 import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
 import { ServiceHandlers } from "../src/handlers/service.ts"
@@ -60,7 +61,7 @@ export const HandlersLive = Layer.mergeAll(
   ActivityHandlers,
   PagesHandlers
 ).pipe(
-  Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, OracleReads.Default]),
+  Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, PublicPages.Default.pipe(Layer.provideMerge(OracleReads.Default))]),
   Layer.provide(ExchangeLive),
   Layer.provide(AccountsLive)
 )

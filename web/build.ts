@@ -24,6 +24,7 @@ const manifestFile = Path.join(distDir, "manifest.json")
 
 /** The pages and their entry points. */
 const ENTRIES = { public: Path.join(webRoot, "public", "main.tsx"), console: Path.join(webRoot, "console", "main.tsx") }
+const SERVER_ENTRY = Path.join(webRoot, "public", "ssr.tsx")
 
 const TITLES: Record<keyof typeof ENTRIES, string> = {
   public: "Standard Compute Unit: the price index of LLM inference",
@@ -107,6 +108,8 @@ export interface WebManifest {
   readonly pages: Record<keyof typeof ENTRIES, { readonly html: string; readonly scripts: ReadonlyArray<string>; readonly styles: ReadonlyArray<string> }>
   readonly assets: ReadonlyArray<WebAsset>
   readonly sources: ReadonlyArray<string>
+  /** The public pages' server renderer (web/public/ssr.tsx), built for Node: its path under web/dist. Not served. */
+  readonly server: string
 }
 
 const hashFiles = (files: ReadonlyArray<string>) => {
@@ -126,7 +129,9 @@ export const currentBuild = (): WebManifest | undefined => {
   const manifest = JSON.parse(Fs.readFileSync(manifestFile, "utf8")) as WebManifest
   const sources = manifest.sources.map((file) => Path.join(projectRoot, file))
   const unchanged = hashFiles([...sources, lockfile]) === manifest.sourceHash
-  return unchanged && manifest.assets.every((asset) => Fs.existsSync(Path.join(distDir, asset.path))) ? manifest : undefined
+  return unchanged && manifest.server !== undefined && Fs.existsSync(Path.join(distDir, manifest.server)) && manifest.assets.every((asset) => Fs.existsSync(Path.join(distDir, asset.path)))
+    ? manifest
+    : undefined
 }
 
 const shell = (title: string, scripts: ReadonlyArray<string>, styles: ReadonlyArray<string>) => `<!doctype html>
@@ -182,6 +187,26 @@ export const buildWeb = async (options: { readonly log?: (line: string) => void 
       })
     )
   )
+  // The same components, built for the server to render the public pages (their packages stay in node_modules).
+  const serverBuild = await esbuild.build({
+    entryPoints: { ssr: SERVER_ENTRY },
+    outdir: Path.join(staging, "server"),
+    entryNames: "[name]-[hash]",
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: ["node20"],
+    packages: "external",
+    loader: { ".css": "empty" },
+    sourcemap: false,
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    metafile: true,
+    logLevel: "silent",
+    absWorkingDir: projectRoot,
+    tsconfig: Path.join(webRoot, "tsconfig.json")
+  })
+  const serverModule = Object.keys(serverBuild.metafile.outputs).find((file) => file.endsWith(".js"))!
   const metafile: esbuild.Metafile = {
     inputs: Object.assign({}, ...builds.map((b) => b.metafile.inputs)),
     outputs: Object.assign({}, ...builds.map((b) => b.metafile.outputs))
@@ -205,13 +230,14 @@ export const buildWeb = async (options: { readonly log?: (line: string) => void 
     return { html, ...entry }
   }
   const pages: WebManifest["pages"] = { public: page("public"), console: page("console") }
-  const sources = Object.keys(metafile.inputs).filter((file) => !file.includes("node_modules")).map((file) => Path.relative(projectRoot, Path.resolve(projectRoot, file)))
+  const sources = Object.keys({ ...metafile.inputs, ...serverBuild.metafile.inputs }).filter((file) => !file.includes("node_modules")).map((file) => Path.relative(projectRoot, Path.resolve(projectRoot, file)))
   const manifest: WebManifest = {
     sourceHash: hashFiles([...sources.map((file) => Path.join(projectRoot, file)), lockfile]),
     builtAt: new Date().toISOString(),
     pages,
     assets,
-    sources
+    sources,
+    server: Path.relative(staging, Path.join(projectRoot, serverModule))
   }
   Fs.writeFileSync(Path.join(staging, "manifest.json"), JSON.stringify(manifest, null, 2))
   // What went into each asset, for the size budget (docs/performance.md); not served.

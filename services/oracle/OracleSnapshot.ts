@@ -70,6 +70,9 @@ export interface Snapshot {
   readonly routableCatalog: RoutableCatalog
   /** The SCU now as a value (its encoded body is `bodies.scu`); absent before the first confirmed revision. */
   readonly scu: S.ScuResponse | undefined
+  /** The catalog and the billed prices as values (their encoded bodies are `bodies.catalog` and `bodies.pricing`). */
+  readonly catalog: S.CatalogResponse
+  readonly pricing: S.PricingResponse
   readonly bodies: SnapshotBodies
   readonly activity: ReadonlyArray<S.ActivityEvent>
 }
@@ -139,6 +142,8 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
         const baseline = baselineView(inputs)
         const daily = historyView(inputs, { granularity: "daily", from: null, to: null, limit: HISTORY_LIMIT })
         const models = modelsView(inputs)
+        const catalogNow = catalogView(inputs, new Map([...histories].map(([key, h]) => [key, h.prices])))
+        const pricing = pricingView(inputs)
         return {
           version,
           builtAt: now,
@@ -154,14 +159,16 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           lookups: buildLookups(inputs, models.models, histories),
           routableCatalog,
           scu,
+          catalog: catalogNow,
+          pricing,
           bodies: {
             scu: scu === undefined ? undefined : encodeJson(S.ScuResponse, scu),
             basket: basket === undefined ? undefined : encodeJson(S.BasketResponse, basket),
             latest: latestBody === undefined ? undefined : encodeJson(S.LatestResponse, latestBody),
             baseline: baseline === undefined ? undefined : encodeJson(S.BaselineResponse, baseline),
             models: encodeJson(S.ModelsResponse, models),
-            catalog: encodeJson(S.CatalogResponse, catalogView(inputs, new Map([...histories].map(([key, h]) => [key, h.prices])))),
-            pricing: encodeJson(S.PricingResponse, pricingView(inputs)),
+            catalog: encodeJson(S.CatalogResponse, catalogNow),
+            pricing: encodeJson(S.PricingResponse, pricing),
             reconstitutions: encodeJson(S.ReconstitutionLog, reconstitutionsView(log)),
             reconstitutionsMarkdown: utf8.encode(reconstitutionsMarkdown(log, now)),
             methodology: encodeJson(S.MethodologyChangelog, { activeVersion: methodologyVersion, entries: methodologies }),

@@ -1,5 +1,6 @@
 /**
- * The public pages: the shell for each page route, and the hashed assets.
+ * The web pages: each public page rendered on the server, the sitemap and robots.txt, the console's shell for each
+ * of its routes, and the hashed assets.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
@@ -11,8 +12,14 @@ export const PagesHandlers = HttpApiBuilder.group(ServerApi, "pages", (handlers)
   Effect.gen(function* () {
     const pages = yield* WebPages
     return handlers
-      .handle("index", () => Effect.succeed(pages.page("/")))
-      .handle("models", () => Effect.succeed(pages.page("/models")))
+      .handleRaw("index", ({ request }) => pages.publicPage(request))
+      .handleRaw("models", ({ request }) => pages.publicPage(request))
+      .handleRaw("model", ({ request }) => pages.publicPage(request))
+      .handleRaw("revisions", ({ request }) => pages.publicPage(request))
+      .handleRaw("revision", ({ request }) => pages.publicPage(request))
+      .handleRaw("methodology", ({ request }) => pages.publicPage(request))
+      .handleRaw("sitemap", ({ request }) => pages.sitemap(request))
+      .handleRaw("robots", ({ request }) => Effect.succeed(pages.robots(request)))
       .handleRaw("console", ({ request }) => Effect.succeed(pages.console(pathOf(request.url))))
       .handleRaw("consoleRoute", ({ request }) => Effect.succeed(pages.console(pathOf(request.url))))
       .handle("asset", ({ path }) => pages.asset(path.file))

@@ -1,14 +1,25 @@
 /**
- * The public pages' files, built from web/ at start when their sources changed (web/build.ts) and held in memory:
- * the page shell (`Cache-Control: no-cache`, so a new build is picked up at once) and the hashed assets
- * (`public, max-age=31536000, immutable`: a changed file has a new name).
+ * The web pages' files and the public pages' HTML. The browser code is built from web/ at start when its sources
+ * changed (web/build.ts) and held in memory: the console's shell (`Cache-Control: no-cache`, so a new build is
+ * picked up at once) and the hashed assets (`public, max-age=31536000, immutable`: a changed file has a new name).
+ *
+ * The public pages are rendered here on the server (DESIGN.md section 13) by the build's server module, from the
+ * data services/oracle/PublicPages.ts reads in-process, and cached per snapshot: a page is rendered once per
+ * snapshot (and freshness, and minute), answered with a strong ETag, and a request naming that ETag gets 304.
  */
-import { HttpServerResponse } from "@effect/platform"
-import { Effect, Runtime } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option, Runtime } from "effect"
+import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
 import { distDir, ensureWebBuild, type WebManifest } from "../../web/build.ts"
+import type { RenderDocument } from "../../web/public/document.ts"
 import { NotFound } from "../../domain/errors.ts"
+import { publicRouteOf } from "../../domain/oracle/publicPages.ts"
+import { type PageAnswer, PublicPages } from "../../services/oracle/PublicPages.ts"
+import { AppConfig } from "../../services/platform/AppConfig.ts"
+import { pathOf } from "./paths.ts"
 
 const CONTENT_TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -18,40 +29,139 @@ const CONTENT_TYPES: Record<string, string> = {
   ".woff2": "font/woff2"
 }
 
+/** Rendered pages kept per snapshot: the index's three views, the models table's views, every model and revision. */
+const CACHE_LIMIT = 1_000
+
+const PAGE_HEADERS = { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
+
+/**
+ * The service's root as seen from a page at `path`: `./` at the root or one segment, `../` per segment more, so
+ * every URL in the pages stays relative and a path prefix in front of the service still works.
+ */
+export const baseFor = (path: string): string => {
+  const depth = Math.max(0, path.split("/").length - 2)
+  return depth === 0 ? "./" : "../".repeat(depth)
+}
+
+interface Rendered {
+  readonly body: Uint8Array
+  readonly etag: string
+  readonly status: number
+  readonly location?: string
+}
+
+const utf8 = new TextEncoder()
+
+/** True when an If-None-Match header names this ETag (or `*`); weak validators compare by their opaque part. */
+const matches = (header: string | undefined, etag: string): boolean =>
+  header !== undefined && header.split(",").some((tag) => {
+    const candidate = tag.trim().replace(/^W\//, "")
+    return candidate === "*" || candidate === etag
+  })
+
 export class WebPages extends Effect.Service<WebPages>()("WebPages", {
   effect: Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const manifest: WebManifest = yield* Effect.promise(() =>
       ensureWebBuild({ log: (line) => Runtime.runSync(runtime)(Effect.logInfo(line)) })
     )
-    const shellOf = (name: keyof WebManifest["pages"]) => Fs.readFileSync(Path.join(distDir, manifest.pages[name].html), "utf8")
-    const shells = { public: shellOf("public"), console: shellOf("console") }
+    const renderDocument = (yield* Effect.promise(
+      () => import(pathToFileURL(Path.join(distDir, manifest.server)).href) as Promise<{ readonly renderDocument: RenderDocument }>
+    )).renderDocument
+    const publicPages = yield* PublicPages
+    const config = yield* AppConfig
+    const configuredOrigin = Option.map(config.publicBaseUrl, (url) => url.replace(/\/$/, ""))
+    const consoleShell = Fs.readFileSync(Path.join(distDir, manifest.pages.console.html), "utf8")
     const assets = new Map(
       manifest.assets.map((asset) => [
         Path.basename(asset.path),
         { bytes: Fs.readFileSync(Path.join(distDir, asset.path)), contentType: CONTENT_TYPES[Path.extname(asset.path)] ?? "application/octet-stream" }
       ])
     )
-    const pageHeaders = { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
-    /**
-     * The shell for a page at `path`: its `<base>` points at the service's root relative to that path (`./` at one
-     * segment, `../` per segment more), so every URL in the pages stays relative and a path prefix in front of the
-     * service still works, whatever route of the console the browser opened.
-     */
-    const shellAt = (name: keyof typeof shells, path: string) => {
-      const depth = Math.max(0, path.split("/").filter((segment) => segment !== "").length - 1)
-      const base = depth === 0 ? "./" : "../".repeat(depth)
-      return HttpServerResponse.text(shells[name].replace('<base href="./">', `<base href="${base}">`), {
-        contentType: "text/html; charset=utf-8",
-        headers: pageHeaders
+    const { scripts, styles } = manifest.pages.public
+
+    /** Where canonical and Open Graph URLs point: PUBLIC_BASE_URL, else the address the request came to. */
+    const originOf = (request: HttpServerRequest.HttpServerRequest) =>
+      Option.getOrElse(configuredOrigin, () => {
+        const proto = config.trustProxy._tag === "None" ? undefined : request.headers["x-forwarded-proto"]?.split(",")[0]?.trim()
+        return `${proto === "https" ? "https" : "http"}://${request.headers["host"] ?? "localhost"}`
       })
+
+    let cacheKey = ""
+    const cache = new Map<string, Rendered>()
+
+    const render = (answer: PageAnswer, path: string, origin: string): Rendered => {
+      if (answer._tag === "Redirect") {
+        const location = `${baseFor(path)}${answer.location.slice(1)}`
+        return { body: new Uint8Array(), etag: "", status: 301, location }
+      }
+      const html = renderDocument(answer.data, { base: baseFor(path), origin, styles, scripts })
+      const body = utf8.encode(html)
+      return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`, status: answer.status }
     }
+
+    const respond = (rendered: Rendered, ifNoneMatch: string | undefined) => {
+      if (rendered.location !== undefined) {
+        return HttpServerResponse.empty({ status: rendered.status, headers: { location: rendered.location, "cache-control": "no-cache" } })
+      }
+      const headers = { ...PAGE_HEADERS, etag: rendered.etag }
+      return rendered.status === 200 && matches(ifNoneMatch, rendered.etag)
+        ? HttpServerResponse.empty({ status: 304, headers })
+        : HttpServerResponse.uint8Array(rendered.body, { status: rendered.status, contentType: "text/html; charset=utf-8", headers })
+    }
+
+    /** The page at the request's path and query, from the cache when the snapshot it was rendered from is current. */
+    const publicPage = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function* () {
+        const queryAt = request.url.indexOf("?")
+        const path = pathOf(request.url)
+        const params = new URLSearchParams(queryAt === -1 ? "" : request.url.slice(queryAt + 1))
+        const origin = originOf(request)
+        const key = yield* publicPages.cacheKey
+        if (key !== cacheKey) {
+          cache.clear()
+          cacheKey = key
+        }
+        const entry = `${origin} ${request.url}`
+        const held = cache.get(entry)
+        if (held !== undefined) return respond(held, request.headers["if-none-match"])
+        const rendered = render(yield* publicPages.page(publicRouteOf(path, params)), path, origin)
+        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!)
+        cache.set(entry, rendered)
+        return respond(rendered, request.headers["if-none-match"])
+      }).pipe(Effect.withSpan("WebPages.publicPage"))
+
+    const sitemap = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.map(publicPages.paths, (paths) => {
+        const origin = originOf(request)
+        const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;")
+        const body = [
+          '<?xml version="1.0" encoding="UTF-8"?>',
+          '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+          ...paths.map((path) => `<url><loc>${escape(`${origin}${path}`)}</loc></url>`),
+          "</urlset>",
+          ""
+        ].join("\n")
+        return HttpServerResponse.text(body, { contentType: "application/xml; charset=utf-8", headers: { "cache-control": "no-cache" } })
+      })
+
+    const robots = (request: HttpServerRequest.HttpServerRequest) =>
+      HttpServerResponse.text(
+        ["User-agent: *", "Allow: /", "Disallow: /console", "", `Sitemap: ${originOf(request)}/sitemap.xml`, ""].join("\n"),
+        { contentType: "text/plain; charset=utf-8", headers: { "cache-control": "no-cache" } }
+      )
+
     return {
       manifest,
-      /** The public pages' shell: every public page is the same document, routed in the browser. */
-      page: (path: string) => shellAt("public", path),
-      /** The console's shell, for any of its routes. */
-      console: (path: string) => shellAt("console", path),
+      publicPage,
+      sitemap,
+      robots,
+      /** The console's shell, for any of its routes, its `<base>` pointing at the service's root. */
+      console: (path: string) =>
+        HttpServerResponse.text(consoleShell.replace('<base href="./">', `<base href="${baseFor(path)}">`), {
+          contentType: "text/html; charset=utf-8",
+          headers: PAGE_HEADERS
+        }),
       asset: (file: string) => {
         const found = assets.get(file)
         return found === undefined

@@ -1,60 +1,24 @@
 /**
- * `/`: the index as a visitor sees it. The current SCU and compute index with their changes and freshness, the
- * index over its whole history with the reconstitutions marked, the basket, the revisions with their hashes, the
- * reconstitution log, the methodology in force, and how to verify it all without trusting this page.
+ * `/`: the index as a visitor sees it, rendered on the server from the oracle's snapshot and hydrated as is. The
+ * current SCU and compute index with their changes and freshness, the index over its whole history with the
+ * reconstitutions marked, the basket, the latest revisions with their hashes, the reconstitution log, the
+ * methodology in force, and how to verify it all without trusting this page.
  */
-import { useSignal } from "@preact/signals"
-import { useEffect } from "preact/hooks"
-import type { ReconstitutionEntry } from "../../domain/oracle/schemas.ts"
-import { apiHref, read } from "../shared/api.ts"
-import { ago, formatScaled, percentChange, plainNumber, shortHash, toCsv, csvHref, utc } from "../shared/format.ts"
+import type { IndexPageData } from "../../domain/oracle/publicPages.ts"
+import { ago, csvHref, formatScaled, plainNumber, shortHash, toCsv, utc } from "../shared/format.ts"
+import { apiHref, modelHref, revisionHref } from "../shared/links.ts"
 import { MarkedPair } from "../shared/Provenance.tsx"
-import { StepChart, type StepPoint } from "../shared/StepChart.tsx"
-import { type Loaded, Status, useRead } from "../shared/useRead.tsx"
+import { SvgStepChart } from "../shared/SvgChart.tsx"
 
-type Granularity = "per-revision" | "daily" | "weekly"
+const GRANULARITIES = [
+  ["per-revision", "Per revision"],
+  ["daily", "Daily"],
+  ["weekly", "Weekly"]
+] as const
 
-const DAY = 86_400_000
-export const FIGURES_SHOWN = "cx:index-figures-shown"
-
-/** The index level in force at `at`: the last point published at or before it. */
-const levelAt = (points: ReadonlyArray<StepPoint>, at: number): number | undefined => {
-  let found: number | undefined
-  for (const point of points) {
-    if (new Date(point.at).getTime() <= at) found = point.value
-    else break
-  }
-  return found
-}
-
-/** The reads several sections share (one request each per page load). */
-const perRevision = () => read("history:per-revision", (o) => o.history({ urlParams: { granularity: "per-revision" } }))
-const currentScu = () => read("scu", (o) => o.scu())
-/** The latest revision's record (its exact SCU, its transaction), once the history names it. */
-const latestRevision = () =>
-  perRevision().then((history) => {
-    const last = typeof history === "string" ? undefined : history.data.at(-1)
-    return last === undefined ? undefined : read(`revision:${last.revisionVersion}`, (o) => o.revision({ path: { revision: last.revisionVersion } }))
-  })
-/** Sections below the fold read after the figures at the top, so those arrive first under the rate limit. */
-const belowTheFold = <A,>(readIt: () => Promise<A>) => () => latestRevision().then(readIt, readIt)
-const reconstitutionLog = () => read("reconstitutions", (o) => o.reconstitutions())
-
-const Headline = () => {
-  const data = useRead(async () => {
-    const [history, health, scu, revision] = await Promise.all([perRevision(), read("health", (o) => o.health()), currentScu(), latestRevision()])
-    const series = typeof history === "string" ? [] : history.data
-    const last = series.at(-1)
-    const points = series.flatMap((p) => (p.computeIndex === null ? [] : [{ at: p.date, value: p.computeIndex }]))
-    return { last, health, scu, points, revision }
-  })
-  useEffect(() => {
-    // The moment the figures a visitor came for are on screen (bench:web reads it from the performance timeline).
-    if (data.state === "ready" && performance.getEntriesByName(FIGURES_SHOWN).length === 0) performance.mark(FIGURES_SHOWN)
-  }, [data.state])
-  if (data.state !== "ready") return <Status of={data} what="the current index" />
-  const { last, health, scu, points, revision } = data.value
-  if (last === undefined || scu === undefined || revision === undefined) {
+const Headline = (props: { readonly data: IndexPageData }) => {
+  const { headline, now } = props.data
+  if (headline === null) {
     return (
       <section class="headline" aria-labelledby="now">
         <h1 id="now">The Standard Compute Unit</h1>
@@ -62,29 +26,23 @@ const Headline = () => {
       </section>
     )
   }
-  const now = Date.now()
-  const computeIndex = last.computeIndex
-  const changes = ([["24 h", DAY], ["7 d", 7 * DAY], ["30 d", 30 * DAY]] as const).map(([label, span]) => {
-    const then = levelAt(points, now - span)
-    return { label, text: then === undefined || computeIndex === null ? "n/a (older than the index)" : percentChange(then, computeIndex) }
-  })
   return (
     <section class="headline" aria-labelledby="now">
       <h1 id="now">The Standard Compute Unit</h1>
       <p class="lede">
-        What one reference workload ({scu.referenceWorkload.inputTokens.toLocaleString("en")} input and {scu.referenceWorkload.outputTokens.toLocaleString("en")} output tokens)
-        costs across the basket of leading models: the geometric mean of {revision.basketSize} families' costs.
+        What one reference workload ({headline.referenceWorkload.inputTokens.toLocaleString("en")} input and {headline.referenceWorkload.outputTokens.toLocaleString("en")} output tokens)
+        costs across the basket of leading models: the geometric mean of {headline.basketSize} families' costs.
       </p>
       <dl class="figures">
         <div>
           <dt>SCU (USD per reference workload)</dt>
-          <dd class="big" data-testid="scu-usd">{formatScaled(revision.scuUsd18, 18, 18)}</dd>
+          <dd class="big" data-testid="scu-usd">{formatScaled(headline.scuUsd18, 18, 18)}</dd>
         </div>
         <div>
           <dt>Compute index (genesis = 100)</dt>
-          <dd class="big" data-testid="compute-index">{computeIndex === null ? "n/a" : plainNumber(computeIndex)}</dd>
+          <dd class="big" data-testid="compute-index">{headline.computeIndex === null ? "n/a" : plainNumber(headline.computeIndex)}</dd>
         </div>
-        {changes.map((c) => (
+        {headline.changes.map((c) => (
           <div key={c.label}>
             <dt>Change over {c.label}</dt>
             <dd data-testid={`change-${c.label.replace(" ", "")}`}>{c.text}</dd>
@@ -93,10 +51,11 @@ const Headline = () => {
         <div>
           <dt>Last revision</dt>
           <dd>
-            <span data-testid="latest-revision">#{revision.revisionVersion}</span>, published {utc(revision.publishedAt)} ({ago(revision.publishedAt, now)})
-            {health.stale ? (
+            <a href={revisionHref(headline.revisionVersion)} data-testid="latest-revision">#{headline.revisionVersion}</a>, published {utc(headline.publishedAt)} (
+            {ago(headline.publishedAt, new Date(now).getTime())})
+            {headline.stale ? (
               <span class="badge stale" role="status" data-testid="stale">
-                Stale: the chain was last read {health.lastSyncAt === null ? "never" : utc(health.lastSyncAt)}; figures may be behind
+                Stale: the chain was last read {headline.lastSyncAt === null ? "never" : utc(headline.lastSyncAt)}; figures may be behind
               </span>
             ) : (
               <span class="badge fresh" data-testid="fresh">In sync with the chain</span>
@@ -108,55 +67,41 @@ const Headline = () => {
   )
 }
 
-const IndexChart = (props: { readonly marks: Loaded<ReadonlyArray<{ at: string; label: string }>> }) => {
-  const granularity = useSignal<Granularity>("per-revision")
-  const history = useRead(
-    () => (granularity.value === "per-revision" ? perRevision() : read(`history:${granularity.value}`, (o) => o.history({ urlParams: { granularity: granularity.value } }))),
-    [granularity.value]
-  )
-  const points: ReadonlyArray<StepPoint> =
-    history.state === "ready" && typeof history.value !== "string"
-      ? history.value.data.flatMap((p) => (p.computeIndex === null ? [] : [{ at: p.date, value: p.computeIndex }]))
-      : []
+const IndexChart = (props: { readonly data: IndexPageData }) => {
+  const { history, marks } = props.data
   return (
     <section aria-labelledby="history">
       <h2 id="history">The index over its whole history</h2>
-      <fieldset class="segmented">
-        <legend>Points</legend>
-        {(["per-revision", "daily", "weekly"] as const).map((g) => (
-          <label key={g}>
-            <input type="radio" name="granularity" value={g} checked={granularity.value === g} onChange={() => (granularity.value = g)} />
-            {g === "per-revision" ? "Per revision" : g === "daily" ? "Daily" : "Weekly"}
-          </label>
-        ))}
-      </fieldset>
-      <Status of={history} what="the index history" />
-      {history.state === "ready" && (
-        <StepChart
-          title={`Compute index, ${granularity.value}`}
-          valueLabel="compute index"
-          points={points}
-          marks={props.marks.state === "ready" ? props.marks.value : []}
-          csvName={`compute-index-${granularity.value}.csv`}
-          format={plainNumber}
-        />
-      )}
+      <nav class="segmented" aria-label="Points of the chart">
+        <span class="segmented-label">Points:</span>
+        <ul>
+          {GRANULARITIES.map(([g, label]) => (
+            <li key={g}>
+              <a href={g === "per-revision" ? "./#history" : `./?granularity=${g}#history`} aria-current={history.granularity === g ? "true" : undefined} data-granularity={g}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <SvgStepChart
+        title={`Compute index, ${history.granularity}`}
+        valueLabel="compute index"
+        series={[{ label: "compute index", points: history.points }]}
+        marks={marks}
+        csvName={`compute-index-${history.granularity}.csv`}
+        format={plainNumber}
+        testId="index-chart"
+      />
     </section>
   )
 }
 
-const Basket = () => {
-  const data = useRead(async () => {
-    // The marks come from the catalog, a large read: it waits for the figures at the top.
-    const [scu, catalog] = await Promise.all([currentScu(), belowTheFold(() => read("catalog", (o) => o.catalog()))()])
-    return { scu, marks: new Map(catalog.models.map((m) => [m.modelKey, m])) }
-  })
-  if (data.state !== "ready") return <section aria-labelledby="basket"><h2 id="basket">The basket</h2><Status of={data} what="the basket" /></section>
-  const { scu, marks } = data.value
-  const rows = scu === undefined ? [] : [...scu.breakdown.familyRepresentatives].sort((a, b) => a.family.localeCompare(b.family))
+const Basket = (props: { readonly data: IndexPageData }) => {
+  const rows = props.data.basket
   const csv = toCsv(
     ["family", "model", "input_usd_per_million", "output_usd_per_million", "blended_cost_usd"],
-    rows.map((r) => [r.family, r.modelKey, plainNumber(r.inputPriceUsdPerMillion), plainNumber(r.outputPriceUsdPerMillion), plainNumber(r.blendedCostUsd)])
+    rows.map((r) => [r.family, r.modelKey, plainNumber(r.input), plainNumber(r.output), plainNumber(r.blended)])
   )
   return (
     <section aria-labelledby="basket">
@@ -183,19 +128,16 @@ const Basket = () => {
                 </tr>
               </thead>
               <tbody>
-                {rows.map((r) => {
-                  const entry = marks.get(r.modelKey)
-                  return (
-                    <tr key={r.family}>
-                      <td>{r.family}</td>
-                      <td><a href={`./models?model=${encodeURIComponent(r.modelKey)}`}>{r.modelKey}</a></td>
-                      <td class="num">{plainNumber(r.inputPriceUsdPerMillion)}</td>
-                      <td class="num">{plainNumber(r.outputPriceUsdPerMillion)}</td>
-                      <td class="num">{plainNumber(r.blendedCostUsd)}</td>
-                      <td>{entry === undefined ? "n/a" : <MarkedPair input={entry.priceSources.input} output={entry.priceSources.output} />}</td>
-                    </tr>
-                  )
-                })}
+                {rows.map((r) => (
+                  <tr key={r.family}>
+                    <td>{r.family}</td>
+                    <td><a href={modelHref(r.modelKey)}>{r.modelKey}</a></td>
+                    <td class="num">{plainNumber(r.input)}</td>
+                    <td class="num">{plainNumber(r.output)}</td>
+                    <td class="num">{plainNumber(r.blended)}</td>
+                    <td>{r.sources === null ? "n/a" : <MarkedPair input={r.sources.input} output={r.sources.output} />}</td>
+                  </tr>
+                ))}
               </tbody>
             </table>
           </div>
@@ -205,19 +147,14 @@ const Basket = () => {
   )
 }
 
-const Revisions = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>> }) => {
-  const history = useRead(perRevision)
-  if (history.state !== "ready" || typeof history.value === "string") {
-    return <section aria-labelledby="revisions"><h2 id="revisions">Revisions</h2><Status of={history} what="the revisions" /></section>
-  }
-  const txOf = new Map(props.log.state === "ready" ? props.log.value.map((e) => [e.revisionVersion, e.txHash]) : [])
-  const shown = [...history.value.data].reverse().slice(0, 25)
+const Revisions = (props: { readonly data: IndexPageData }) => {
+  const { count, latest } = props.data.revisions
   return (
     <section aria-labelledby="revisions">
       <h2 id="revisions">Revisions</h2>
       <p>
-        The latest {shown.length} of {history.value.count}. Each revision's manifest is content-addressed: its keccak256 over the JCS text is the
-        metadata hash the registry holds. <a href={apiHref("/v1/oracle/history?granularity=per-revision")}>All of them as JSON</a>.
+        The latest {latest.length} of {count}: <a href="./revisions">every revision</a>. Each revision's manifest is content-addressed: its keccak256 over
+        the JCS text is the metadata hash the registry holds. <a href={apiHref("/v1/oracle/history?granularity=per-revision")}>All of them as JSON</a>.
       </p>
       <div class="table-scroll">
         <table data-testid="revisions-table">
@@ -232,24 +169,15 @@ const Revisions = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>> }) => 
             </tr>
           </thead>
           <tbody>
-            {shown.map((p) => {
-              const tx = txOf.get(p.revisionVersion)
-              return (
-                <tr key={p.revisionVersion}>
-                  <td>#{p.revisionVersion}</td>
-                  <td>{utc(p.date)}</td>
-                  <td class="num">{p.computeIndex === null ? "n/a" : plainNumber(p.computeIndex)}</td>
-                  <td><a class="hash" href={apiHref(`/v1/oracle/manifest/${p.metadataHash}`)} title={p.metadataHash}>{shortHash(p.metadataHash)}</a></td>
-                  <td>
-                    {tx === undefined ? (
-                      <a href={apiHref(`/v1/oracle/revisions/${p.revisionVersion}`)}>record</a>
-                    ) : (
-                      <a class="hash" href={apiHref(`/v1/oracle/revisions/${p.revisionVersion}`)} title={tx}>{shortHash(tx)}</a>
-                    )}
-                  </td>
-                </tr>
-              )
-            })}
+            {latest.map((r) => (
+              <tr key={r.revisionVersion}>
+                <td><a href={revisionHref(r.revisionVersion)}>#{r.revisionVersion}</a></td>
+                <td>{utc(r.publishedAt)}</td>
+                <td class="num">{r.computeIndex === null ? "n/a" : plainNumber(r.computeIndex)}</td>
+                <td><a class="hash" href={apiHref(`/v1/oracle/manifest/${r.metadataHash}`)} title={r.metadataHash}>{shortHash(r.metadataHash)}</a></td>
+                <td><a class="hash" href={apiHref(`/v1/oracle/revisions/${r.revisionVersion}`)} title={r.txHash}>{shortHash(r.txHash)}</a></td>
+              </tr>
+            ))}
           </tbody>
         </table>
       </div>
@@ -257,14 +185,12 @@ const Revisions = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>> }) => 
   )
 }
 
-type LogEntry = typeof ReconstitutionEntry.Type
-
-const ReconstitutionLog = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>> }) => (
-  <section aria-labelledby="log">
-    <h2 id="log">Reconstitution log</h2>
-    <Status of={props.log} what="the reconstitution log" />
-    {props.log.state === "ready" &&
-      (props.log.value.length === 0 ? (
+const ReconstitutionLog = (props: { readonly data: IndexPageData }) => {
+  const log = props.data.log
+  return (
+    <section aria-labelledby="log">
+      <h2 id="log">Reconstitution log</h2>
+      {log.length === 0 ? (
         <p class="empty">No reconstitution yet: the basket is as it was at genesis.</p>
       ) : (
         <>
@@ -272,10 +198,10 @@ const ReconstitutionLog = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>
             Every change to the basket, newest first. <a href={apiHref("/v1/oracle/reconstitutions/export")}>The whole log as Markdown</a>.
           </p>
           <ol class="log" reversed>
-            {[...props.log.value].reverse().slice(0, 30).map((e) => (
+            {log.map((e) => (
               <li key={e.revisionVersion}>
                 <p>
-                  <strong>Revision #{e.revisionVersion}</strong>, {utc(e.publishedAt)}: {e.summary}
+                  <strong><a href={revisionHref(e.revisionVersion)}>Revision #{e.revisionVersion}</a></strong>, {utc(e.publishedAt)}: {e.summary}
                 </p>
                 <ul>
                   {e.changes.map((c, i) => (
@@ -286,18 +212,17 @@ const ReconstitutionLog = (props: { readonly log: Loaded<ReadonlyArray<LogEntry>
             ))}
           </ol>
         </>
-      ))}
-  </section>
-)
+      )}
+    </section>
+  )
+}
 
-const Methodology = () => {
-  const data = useRead(belowTheFold(() => read("methodology", (o) => o.methodology())))
-  if (data.state !== "ready") return <section aria-labelledby="method"><h2 id="method">Methodology</h2><Status of={data} what="the methodology" /></section>
-  const active = data.value.entries.find((e) => e.version === data.value.activeVersion)
+const Methodology = (props: { readonly data: IndexPageData }) => {
+  const active = props.data.methodology
   return (
     <section aria-labelledby="method">
       <h2 id="method">Methodology in force</h2>
-      {active === undefined ? (
+      {active === null ? (
         <p class="empty">No methodology is active.</p>
       ) : (
         <>
@@ -306,7 +231,7 @@ const Methodology = () => {
           </p>
           <p>{active.rationale}</p>
           <p>
-            <a href={active.specUrl}>The full methodology</a> · <a href={apiHref("/v1/oracle/methodology")}>every version as JSON</a>
+            <a href="./methodology">The full methodology</a> · <a href={apiHref("/v1/oracle/methodology")}>every version as JSON</a>
           </p>
         </>
       )}
@@ -314,17 +239,18 @@ const Methodology = () => {
   )
 }
 
-const Verify = () => {
-  const contract = useRead(belowTheFold(() => read("contract", (o) => o.contractMetadata())))
+const Verify = (props: { readonly data: IndexPageData }) => {
+  const contract = props.data.contract
   return (
     <section id="verify" aria-labelledby="verify-h">
       <h2 id="verify-h">Verify it yourself</h2>
-      <Status of={contract} what="the registry contract" />
-      {contract.state === "ready" && (
+      {contract === null ? (
+        <p class="error">The registry contract could not be read just now; <a href={apiHref("/v1/oracle/contract-metadata")}>its record</a> says where it is.</p>
+      ) : (
         <dl class="facts">
-          <div><dt>Registry contract</dt><dd class="hash" data-testid="registry-address">{contract.value.address}</dd></div>
-          <div><dt>Chain id</dt><dd data-testid="chain-id">{contract.value.chainId}</dd></div>
-          <div><dt>Contract version</dt><dd>{contract.value.version ?? "unknown"}</dd></div>
+          <div><dt>Registry contract</dt><dd class="hash" data-testid="registry-address">{contract.address}</dd></div>
+          <div><dt>Chain id</dt><dd data-testid="chain-id">{contract.chainId}</dd></div>
+          <div><dt>Contract version</dt><dd>{contract.version ?? "unknown"}</dd></div>
         </dl>
       )}
       <p>
@@ -341,27 +267,14 @@ const Verify = () => {
   )
 }
 
-export const IndexPage = () => {
-  const log = useRead(belowTheFold(async (): Promise<ReadonlyArray<LogEntry>> => (await reconstitutionLog()).entries))
-  const marks: Loaded<ReadonlyArray<{ at: string; label: string }>> =
-    log.state === "ready"
-      ? {
-        state: "ready",
-        // A reconstitution changes who is in the basket; a revision that only moves prices is not marked.
-        value: log.value
-          .filter((e) => e.previousVersion !== null && e.changes.some((c) => c.type !== "PriceChanged"))
-          .map((e) => ({ at: e.publishedAt, label: e.summary }))
-      }
-      : log
-  return (
-    <>
-      <Headline />
-      <IndexChart marks={marks} />
-      <Basket />
-      <Revisions log={log} />
-      <ReconstitutionLog log={log} />
-      <Methodology />
-      <Verify />
-    </>
-  )
-}
+export const IndexPage = (props: { readonly data: IndexPageData }) => (
+  <>
+    <Headline data={props.data} />
+    <IndexChart data={props.data} />
+    <Basket data={props.data} />
+    <Revisions data={props.data} />
+    <ReconstitutionLog data={props.data} />
+    <Methodology data={props.data} />
+    <Verify data={props.data} />
+  </>
+)

@@ -1,28 +1,19 @@
 /**
- * The public pages: the index (`/`) and the model browser (`/models`), routed in the browser over one shell.
+ * The public pages in the browser: the server rendered the page and embedded its data; this picks both up
+ * (hydration: no read of what the page holds, no second render of different figures) and makes the interactive
+ * parts live (the models table's search and sort, the charts' zoom).
  */
-import { render } from "preact"
+import { hydrate } from "preact"
+import type { PageData } from "../../domain/oracle/publicPages.ts"
 import { pinBase } from "../shared/base.ts"
-import { lazy, LocationProvider, Route, Router } from "preact-iso"
-import { Layout } from "../shared/Layout.tsx"
 import "../shared/styles.css"
-import { IndexPage } from "./IndexPage.tsx"
-import { NotFoundPage } from "./NotFoundPage.tsx"
+import { PublicApp } from "./App.tsx"
+import { PAGE_DATA_ID } from "./document.ts"
 
-// A visit to `/` does not fetch the model browser's code (a fifth of the page's own JavaScript).
-const ModelsPage = lazy(() => import("./ModelsPage.tsx").then((module) => module.ModelsPage))
-
-const App = () => (
-  <LocationProvider>
-    <Layout>
-      <Router>
-        <Route path="/" component={IndexPage} />
-        <Route path="/models" component={ModelsPage} />
-        <Route default component={NotFoundPage} />
-      </Router>
-    </Layout>
-  </LocationProvider>
-)
-
-pinBase()
-render(<App />, document.getElementById("app")!)
+const holder = document.getElementById(PAGE_DATA_ID)
+const root = document.getElementById("app")
+if (holder !== null && root !== null) {
+  const data = JSON.parse(holder.textContent ?? "null") as PageData
+  pinBase()
+  hydrate(<PublicApp data={data} />, root)
+}

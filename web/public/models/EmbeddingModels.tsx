@@ -1,18 +1,17 @@
 /**
  * The embedding models of the price browser (DESIGN.md section 10): listed apart from the chat models, because they
  * are priced per input token only and never enter the index. A table of every one (input price listed and billed,
- * per million tokens, its vectors and batch size), and, opened by `/models?model=<key>`, one model with its dated
- * prices as the catalog publishes them.
+ * per million tokens, its vectors and batch size), and, on its own page, one model with its dated prices as the
+ * catalog publishes them.
  */
-import { useEffect, useRef } from "preact/hooks"
+import type { EmbeddingBilled } from "../../../domain/oracle/publicPages.ts"
 import type { EmbeddingCatalogEntry, PricingResponse } from "../../../domain/oracle/schemas.ts"
 import { plainNumber, utc } from "../../shared/format.ts"
+import { modelHref } from "../../shared/links.ts"
 import { ProvenanceMark, SourceOf } from "../../shared/Provenance.tsx"
 import { billedUsd, tokens } from "./data.ts"
 
-type Pricing = PricingResponse | undefined
-
-const modelHref = (key: string) => `./models?model=${encodeURIComponent(key)}`
+type Pricing = PricingResponse
 
 /** The vector sizes a request may ask for, in words: `1536` (fixed), `up to 3072`, or the vendor's list. */
 export const dimensionsText = (entry: EmbeddingCatalogEntry): string => {
@@ -22,17 +21,11 @@ export const dimensionsText = (entry: EmbeddingCatalogEntry): string => {
   return tokens(entry.dimensions)
 }
 
-const billedInput = (pricing: Pricing, key: string, loading: boolean) => {
-  if (loading) return <span class="muted">…</span>
-  const figure = pricing?.embeddingModels[key]?.input
-  return pricing === undefined ? <span class="muted">n/a</span> : billedUsd(figure, pricing.pegUsd) ?? <span class="muted">n/a</span>
-}
+const billedInput = (pricing: Pricing, key: string) => billedUsd(pricing.embeddingModels[key]?.input, pricing.pegUsd) ?? <span class="muted">n/a</span>
 
 export const EmbeddingModelsSection = (props: {
   readonly models: ReadonlyArray<EmbeddingCatalogEntry>
   readonly pricing: Pricing
-  readonly pricingLoading: boolean
-  readonly openKey: string | undefined
 }) => {
   const models = [...props.models].sort((a, b) => a.modelKey.localeCompare(b.modelKey, "en"))
   return (
@@ -62,14 +55,14 @@ export const EmbeddingModelsSection = (props: {
             </thead>
             <tbody>
               {models.map((m) => (
-                <tr key={m.modelKey} data-model={m.modelKey} class={props.openKey === m.modelKey ? "open" : undefined}>
+                <tr key={m.modelKey} data-model={m.modelKey}>
                   <td data-col="model">
-                    <a href={modelHref(m.modelKey)} class="model-key" aria-current={props.openKey === m.modelKey ? "true" : undefined}>{m.modelKey}</a>
+                    <a href={modelHref(m.modelKey)} class="model-key">{m.modelKey}</a>
                     <span class="model-name">{m.displayName}</span>
                   </td>
                   <td data-col="provider">{m.provider.name}</td>
                   <td class="num" data-col="input-listed">{plainNumber(m.currentPrice.inputPriceUsdPerMillion)}</td>
-                  <td class="num" data-col="input-billed">{billedInput(props.pricing, m.modelKey, props.pricingLoading)}</td>
+                  <td class="num" data-col="input-billed">{billedInput(props.pricing, m.modelKey)}</td>
                   <td class="num" data-col="dimensions">{dimensionsText(m)}</td>
                   <td class="num" data-col="max-input">{m.maxInputTokens === undefined ? <span class="muted">unknown</span> : tokens(m.maxInputTokens)}</td>
                   <td class="num" data-col="batch">{m.maxBatchInputs === undefined ? <span class="muted">unknown</span> : tokens(m.maxBatchInputs)}</td>
@@ -92,27 +85,23 @@ export const EmbeddingModelsSection = (props: {
   )
 }
 
-/** One embedding model, opened in place: its facts, its price now with its source, and every dated price. */
-export const EmbeddingDetail = (props: { readonly entry: EmbeddingCatalogEntry; readonly pricing: Pricing; readonly closeHref: string }) => {
+/** One embedding model on its own page: its facts, its price now with its source, and every dated price. */
+export const EmbeddingDetail = (props: { readonly entry: EmbeddingCatalogEntry; readonly billed: EmbeddingBilled | null; readonly pegUsd: number }) => {
   const { entry } = props
-  const heading = useRef<HTMLHeadingElement>(null)
-  useEffect(() => {
-    heading.current?.focus()
-  }, [entry.modelKey])
   return (
     <section class="model-detail" aria-labelledby="model-detail-heading" data-testid="model-detail">
       <div class="detail-head">
-        <h2 id="model-detail-heading" tabIndex={-1} ref={heading}>
+        <h1 id="model-detail-heading">
           <span class="hash">{entry.modelKey}</span> <span class="muted">({entry.displayName}, an embedding model)</span>
-        </h2>
-        <a href={props.closeHref}>Close the details</a>
+        </h1>
+        <a href="./models">All models</a>
       </div>
       <dl class="facts">
         <div><dt>Provider</dt><dd>{entry.provider.name} ({entry.provider.key})</dd></div>
         <div><dt>Family</dt><dd>{entry.family}</dd></div>
         <div><dt>In the index basket</dt><dd>no: embedding models are never indexed</dd></div>
         <div><dt>Input, listed USD/M</dt><dd data-testid="detail-input-listed">{plainNumber(entry.currentPrice.inputPriceUsdPerMillion)}</dd></div>
-        <div><dt>Input, billed USD/M (+5%)</dt><dd data-testid="detail-input-billed">{billedInput(props.pricing, entry.modelKey, false)}</dd></div>
+        <div><dt>Input, billed USD/M (+5%)</dt><dd data-testid="detail-input-billed">{props.billed === null ? <span class="muted">n/a</span> : billedUsd(props.billed.input, props.pegUsd) ?? <span class="muted">n/a</span>}</dd></div>
         <div><dt>Output</dt><dd>not priced: an embedding model returns vectors, not tokens</dd></div>
         <div><dt>Dimensions</dt><dd data-testid="detail-dimensions">{dimensionsText(entry)}</dd></div>
         <div><dt>Tokens per input</dt><dd>{entry.maxInputTokens === undefined ? "not published" : tokens(entry.maxInputTokens)}</dd></div>

@@ -1,18 +1,14 @@
 /**
- * The price browser's data: the catalog (list prices, as the vendors quote them) and the pricing list (prices as
- * billed, with the 5% routing markup, as exact wei). Two reads per page load, shared by the table and the detail.
+ * The price browser's figures: the catalog (list prices, as the vendors quote them) and the pricing list (prices as
+ * billed, with the 5% routing markup, as exact wei), as the server embedded them in the page.
  */
 import type { CatalogResponse, PriceComponent, PricingResponse } from "../../../domain/oracle/schemas.ts"
-import { read } from "../../shared/api.ts"
 import { plainNumber, weiToUsd } from "../../shared/format.ts"
 
 export type CatalogEntry = CatalogResponse["models"][number]
 export type Component = typeof PriceComponent.Type
 export type Billed = PricingResponse["models"][string]
 export type BilledFigure = Billed["input"]
-
-export const readCatalog = () => read("catalog", (o) => o.catalog())
-export const readPricing = () => read("pricing", (o) => o.pricing())
 
 /** Billed USD per million, exactly, from the pricing list's wei at its peg. */
 export const billedUsd = (figure: BilledFigure | null | undefined, pegUsd: number): string | undefined =>

@@ -3,29 +3,12 @@
  * horizontal then vertical, marks titled, the table beside it, `until` carrying the last value without a table row.
  */
 import { describe, expect, it } from "vitest"
-import { h, type FunctionComponent } from "preact"
 import { render } from "preact-render-to-string"
+import { type ChartSeries, SvgStepChart } from "../../web/shared/SvgChart.tsx"
 
-// The root tsconfig (which type-checks test/) has no JSX setting, so a static import of the .tsx fails `tsc --noEmit`
-// (TS6142); vitest compiles it with web/tsconfig.json's JSX settings. The module is loaded by a specifier tsc does not
-// follow, and its props are restated here (web/tsconfig.json type-checks the component itself).
-interface StepPoint { readonly at: string; readonly value: number }
-interface ChartSeries { readonly label: string; readonly points: ReadonlyArray<StepPoint>; readonly dashed?: boolean }
-interface Props {
-  readonly title: string
-  readonly valueLabel: string
-  readonly series: ReadonlyArray<ChartSeries>
-  readonly marks?: ReadonlyArray<{ readonly at: string; readonly label: string }>
-  readonly until?: string
-  readonly csvName: string
-  readonly format?: (value: number) => string
-  readonly zeroBased?: boolean
-  readonly testId?: string
-}
-const chartModule: string = "../web/shared/SvgChart.tsx"
-const { SvgStepChart } = (await import(/* @vite-ignore */ chartModule)) as { readonly SvgStepChart: FunctionComponent<Props> }
+type Props = Parameters<typeof SvgStepChart>[0]
 
-const html = (props: Props): string => render(h(SvgStepChart, props))
+const html = (props: Props): string => render(<SvgStepChart {...props} />)
 
 const three: ChartSeries = {
   label: "compute index",

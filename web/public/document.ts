@@ -1,0 +1,16 @@
+/**
+ * What the server's HTML and the browser's hydration agree on: where the page's data sits in the document.
+ */
+export const PAGE_DATA_ID = "cx-page-data"
+
+/** The assets and addresses a rendered page refers to. */
+export interface DocumentShell {
+  /** The page's `<base href>`: the service's root relative to the page (`./`, `../`, `../../`). */
+  readonly base: string
+  /** Absolute root for canonical and Open Graph URLs: `https://index.example.com` (no trailing slash). */
+  readonly origin: string
+  readonly styles: ReadonlyArray<string>
+  readonly scripts: ReadonlyArray<string>
+}
+
+export type RenderDocument = (data: import("../../domain/oracle/publicPages.ts").PageData, shell: DocumentShell) => string
