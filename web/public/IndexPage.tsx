@@ -114,7 +114,7 @@ const Basket = (props: { readonly data: IndexPageData }) => {
             One representative per model family; its blended cost is the price of the reference workload. Prices are the vendor's list prices in USD per
             million tokens. <a href={csvHref(csv)} download="basket.csv">Download CSV</a>
           </p>
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0}>
             <table data-testid="basket-table">
               <caption class="visually-hidden">The basket's members</caption>
               <thead>
@@ -156,7 +156,7 @@ const Revisions = (props: { readonly data: IndexPageData }) => {
         The latest {latest.length} of {count}: <a href="./revisions">every revision</a>. Each revision's manifest is content-addressed: its keccak256 over
         the JCS text is the metadata hash the registry holds. <a href={apiHref("/v1/oracle/history?granularity=per-revision")}>All of them as JSON</a>.
       </p>
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0}>
         <table data-testid="revisions-table">
           <caption class="visually-hidden">Confirmed revisions, newest first</caption>
           <thead>
@@ -257,7 +257,7 @@ const Verify = (props: { readonly data: IndexPageData }) => {
         Every revision's manifest lists the basket's prices; its hash is what the registry holds. Recompute each revision's SCU and both hashes from
         its manifest and compare them with the chain:
       </p>
-      <pre><code>npm run oracle -- verify</code></pre>
+      <pre tabIndex={0}><code>npm run oracle -- verify</code></pre>
       <p>
         Downloads: <a href={apiHref("/v1/oracle/history?granularity=per-revision")}>history (JSON)</a> ·{" "}
         <a href={apiHref("/v1/oracle/basket")}>basket (JSON)</a> · <a href={apiHref("/v1/oracle/reconstitutions")}>reconstitutions (JSON)</a> ·{" "}

@@ -50,7 +50,7 @@ const BlockView = (props: { readonly block: Block }) => {
       return <p><Inlines>{block.children}</Inlines></p>
     case "code":
       return (
-        <pre>
+        <pre tabIndex={0}>
           <code {...(block.language === undefined ? {} : { class: `language-${block.language.split(/\s/)[0]}` })}>{block.text}</code>
         </pre>
       )
@@ -60,7 +60,7 @@ const BlockView = (props: { readonly block: Block }) => {
     }
     case "table":
       return (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table>
             <thead>
               <tr>

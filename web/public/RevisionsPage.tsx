@@ -26,7 +26,7 @@ export const RevisionsPage = (props: { readonly data: RevisionsPageData }) => {
       {rows.length === 0 ? (
         <p class="empty">No revision of the index has been confirmed on-chain yet.</p>
       ) : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table data-testid="all-revisions-table">
             <caption class="visually-hidden">Confirmed revisions, newest first</caption>
             <thead>
@@ -115,7 +115,7 @@ export const RevisionPage = (props: { readonly data: RevisionPageData }) => {
         {models.length === 0 ? (
           <p class="empty">This revision's manifest is not stored here.</p>
         ) : (
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0}>
             <table data-testid="revision-basket-table">
               <caption class="visually-hidden">The basket of revision #{revision.revisionVersion}, list prices in USD per million tokens</caption>
               <thead>

@@ -165,7 +165,7 @@ export const SvgStepChart = (props: {
       </figcaption>
       <details>
         <summary>The data as a table</summary>
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0}>
           <table class="data-table">
             <caption class="visually-hidden">{props.title}</caption>
             <thead>

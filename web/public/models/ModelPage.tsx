@@ -46,7 +46,7 @@ const Prices = (props: { readonly entry: CatalogEntry; readonly billed: Billed |
   )
   return (
     <>
-      <div class="table-scroll models-scroll">
+      <div class="table-scroll models-scroll" tabIndex={0}>
         <table data-testid="detail-prices">
           <caption>Prices now, USD per million tokens: as the vendor lists them and as billed here (+5% routing markup)</caption>
           <thead>
@@ -77,7 +77,7 @@ const Tiers = (props: { readonly entry: CatalogEntry }) => {
   const tiers = props.entry.contextTiers ?? []
   if (tiers.length === 0) return <p>No context tiers: the prices above hold for every prompt length{props.entry.maxInputTokens === undefined ? "" : ` up to ${tokens(props.entry.maxInputTokens)} input tokens`}.</p>
   return (
-    <div class="table-scroll models-scroll">
+    <div class="table-scroll models-scroll" tabIndex={0}>
       <table data-testid="detail-tiers">
         <caption>Context tiers: list prices for long prompts, USD per million tokens</caption>
         <thead>
@@ -141,7 +141,7 @@ const PriceHistory = (props: { readonly modelKey: string; readonly history: Mode
             zeroBased
             testId="price-history-chart"
           />
-          <div class="table-scroll models-scroll">
+          <div class="table-scroll models-scroll" tabIndex={0}>
             <table data-testid="price-history-table">
               <caption>Price at each point, USD per million tokens, and where it was read</caption>
               <thead>
