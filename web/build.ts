@@ -26,10 +26,7 @@ const manifestFile = Path.join(distDir, "manifest.json")
 const ENTRIES = { public: Path.join(webRoot, "public", "main.tsx"), console: Path.join(webRoot, "console", "main.tsx") }
 const SERVER_ENTRY = Path.join(webRoot, "public", "ssr.tsx")
 
-const TITLES: Record<keyof typeof ENTRIES, string> = {
-  public: "Standard Compute Unit: the price index of LLM inference",
-  console: "Console: Compute Exchange"
-}
+const CONSOLE_TITLE = "Console: Compute Exchange"
 
 /** Named exports of the `effect` barrel that are functions of effect/Function, not modules. */
 const FUNCTION_EXPORTS = new Set(["pipe", "flow", "identity", "absurd", "hole", "unsafeCoerce", "dual", "constant", "constVoid"])
@@ -104,8 +101,14 @@ export interface WebManifest {
   /** Hash of every source file the build read (outside node_modules) and of the lockfile: what decides a rebuild. */
   readonly sourceHash: string
   readonly builtAt: string
-  /** The page shell of each entry, `index.html` for `public`. */
-  readonly pages: Record<keyof typeof ENTRIES, { readonly html: string; readonly scripts: ReadonlyArray<string>; readonly styles: ReadonlyArray<string> }>
+  /**
+   * Each entry's script and style; the console's page shell (`console.html`), one document for all its routes. The
+   * public pages have no shell: the server renders each of them whole (web/public/ssr.tsx).
+   */
+  readonly pages: {
+    readonly public: { readonly scripts: ReadonlyArray<string>; readonly styles: ReadonlyArray<string> }
+    readonly console: { readonly html: string; readonly scripts: ReadonlyArray<string>; readonly styles: ReadonlyArray<string> }
+  }
   readonly assets: ReadonlyArray<WebAsset>
   readonly sources: ReadonlyArray<string>
   /** The public pages' server renderer (web/public/ssr.tsx), built for Node: its path under web/dist. Not served. */
@@ -134,20 +137,20 @@ export const currentBuild = (): WebManifest | undefined => {
     : undefined
 }
 
-const shell = (title: string, scripts: ReadonlyArray<string>, styles: ReadonlyArray<string>) => `<!doctype html>
+const consoleShell = (scripts: ReadonlyArray<string>, styles: ReadonlyArray<string>) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <base href="./">
 <link rel="icon" href="data:,">
-<title>${title}</title>
+<title>${CONSOLE_TITLE}</title>
 <meta name="description" content="The Standard Compute Unit: a price index of LLM inference, anchored on-chain, and the exchange that bills at it.">
 ${styles.map((href) => `<link rel="stylesheet" href="./${href}">`).join("\n")}
 ${scripts.map((src) => `<script type="module" src="./${src}"></script>`).join("\n")}
 </head>
 <body>
-<noscript>This page needs JavaScript. The same figures are in the API: <a href="./v1/oracle/scu">/v1/oracle/scu</a>, <a href="./v1/docs">documentation</a>.</noscript>
+<noscript>The console needs JavaScript. The public pages do not: <a href="./">the index</a>, <a href="./models">the models</a>. The API: <a href="./v1/docs">documentation</a>.</noscript>
 <div id="app"></div>
 </body>
 </html>
@@ -223,13 +226,9 @@ export const buildWeb = async (options: { readonly log?: (line: string) => void 
       styles: output.cssBundle === undefined ? [] : [Path.relative(staging, Path.join(projectRoot, output.cssBundle))]
     }
   }
-  const page = (name: keyof typeof ENTRIES) => {
-    const entry = entryOf(name)
-    const html = name === "public" ? "index.html" : `${name}.html`
-    Fs.writeFileSync(Path.join(staging, html), shell(TITLES[name], entry.scripts, entry.styles))
-    return { html, ...entry }
-  }
-  const pages: WebManifest["pages"] = { public: page("public"), console: page("console") }
+  const consoleEntry = entryOf("console")
+  Fs.writeFileSync(Path.join(staging, "console.html"), consoleShell(consoleEntry.scripts, consoleEntry.styles))
+  const pages: WebManifest["pages"] = { public: entryOf("public"), console: { html: "console.html", ...consoleEntry } }
   const sources = Object.keys({ ...metafile.inputs, ...serverBuild.metafile.inputs }).filter((file) => !file.includes("node_modules")).map((file) => Path.relative(projectRoot, Path.resolve(projectRoot, file)))
   const manifest: WebManifest = {
     sourceHash: hashFiles([...sources.map((file) => Path.join(projectRoot, file)), lockfile]),
