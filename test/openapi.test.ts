@@ -139,7 +139,19 @@ describe("served routes and documented routes", () => {
     const privateRoutes = served(makeRouteTable(AdminApi).routes)
     expect(privateRoutes.every((route) => route.includes(" /v1/admin/"))).toBe(true)
     const pageRoutes = served(makeRouteTable(PagesApi).routes)
-    expect(pageRoutes.sort()).toEqual(["GET /", "GET /assets/{file}", "GET /console", "GET /console/*", "GET /models"])
+    expect(pageRoutes.sort()).toEqual([
+      "GET /",
+      "GET /assets/{file}",
+      "GET /console",
+      "GET /console/*",
+      "GET /methodology",
+      "GET /models",
+      "GET /models/*",
+      "GET /revisions",
+      "GET /revisions/*",
+      "GET /robots.txt",
+      "GET /sitemap.xml"
+    ])
     expect(served(makeRouteTable(ServerApi).routes).sort()).toEqual(
       [...documented(publicDocument), ...documented(inferenceDocument), ...privateRoutes, ...pageRoutes].sort()
     )
