@@ -155,6 +155,13 @@ describe("request-shape failures", () => {
     const onEcho = await fetch(`${server.baseUrl}/test/echo`)
     expect(onEcho.headers.get("allow")).toBe("POST")
     await expectEnvelope(onEcho, 405, "method_not_allowed", "invalid_request_error")
+
+    // A path under a route's wildcard (a model's page, a console route) is a known path too.
+    for (const path of ["/models/openai/gpt-5", "/console/keys"]) {
+      const onPage = await fetch(`${server.baseUrl}${path}`, { method: "POST" })
+      expect(onPage.headers.get("allow"), path).toBe("GET, HEAD")
+      await expectEnvelope(onPage, 405, "method_not_allowed", "invalid_request_error")
+    }
   })
 })
 

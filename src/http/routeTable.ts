@@ -22,7 +22,7 @@ const patternOf = (path: string): RegExp =>
     "^" +
       path
         .split("/")
-        .map((segment) => (segment.startsWith(":") ? "[^/]+" : escapeRegExp(segment)))
+        .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".+" : escapeRegExp(segment)))
         .join("/") +
       "/?$"
   )

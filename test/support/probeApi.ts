@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import { ValidationFailed } from "../../domain/errors.ts"
 import { AdminApi } from "../../src/api/AdminApi.ts"
 import { InferenceApi } from "../../src/api/InferenceApi.ts"
+import { PagesApi } from "../../src/api/PagesApi.ts"
 import { PublicApi } from "../../src/api/PublicApi.ts"
 import { reportAllIssues } from "../../src/api/shared.ts"
 import { errorWire } from "../../src/http/errorEnvelope.ts"
@@ -30,7 +31,7 @@ class ProbeGroup extends HttpApiGroup.make("probe")
       .addSuccess(Schema.Struct({ sleptMs: Schema.Number }))
   ) {}
 
-export class ProbeApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi).addHttpApi(AdminApi).add(ProbeGroup) {}
+export class ProbeApi extends HttpApi.make("server").addHttpApi(PublicApi).addHttpApi(InferenceApi).addHttpApi(AdminApi).addHttpApi(PagesApi).add(ProbeGroup) {}
 
 export const ProbeHandlers = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
   handlers
