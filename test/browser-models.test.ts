@@ -9,7 +9,6 @@
  * the pricing list's wei.
  */
 import * as Fs from "node:fs"
-import * as Os from "node:os"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
@@ -17,10 +16,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vites
 import { modelPath } from "../domain/oracle/publicPages.ts"
 import type { CatalogResponse, PriceAtResponse, PriceHistoryResponse, PricingResponse } from "../domain/oracle/schemas.ts"
 import { formatScaled, parseScaled, plainNumber, utc, weiToUsd } from "../web/shared/format.ts"
-import { launchBrowser, nextVisitorIp, openPage, type PagesService } from "./support/browser.ts"
-import { createMigratedDatabase } from "./support/database.ts"
-import { freePort } from "./support/ports.ts"
-import { cleanEnv, projectRoot, startService } from "./support/process.ts"
+import { launchBrowser, nextVisitorIp, openPage, type PagesService, startPagesService } from "./support/browser.ts"
+import { projectRoot } from "./support/process.ts"
 
 const SUITE = "browser-models"
 const require = createRequire(import.meta.url)
@@ -273,29 +270,6 @@ const countNavigations = (page: Page) => {
     if (request.resourceType() === "document") seen.documents += 1
   })
   return seen
-}
-
-/**
- * startPagesService's service, given longer to be ready: its history replay (258 instants) takes most of two
- * minutes on a loaded machine, beyond that helper's fixed 120 s.
- */
-const startPagesService = async (): Promise<PagesService> => {
-  const database = await createMigratedDatabase()
-  const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-pages-"))
-  const port = await freePort()
-  const running = startService(
-    cleanEnv({ DATABASE_URL: database.url, PORT: String(port), DATA_DIR: dataDir, EMBEDDED_CHAIN_PORT: String(await freePort()), LOG_LEVEL: "INFO", TRUST_PROXY: "true" })
-  )
-  const close = async () => {
-    await running.stop("SIGTERM")
-    await database.close()
-    Fs.rmSync(dataDir, { recursive: true, force: true })
-  }
-  await running.waitForLog(/"ready at http:/, 330_000).catch(async (error: unknown) => {
-    await close()
-    throw error
-  })
-  return { baseUrl: `http://127.0.0.1:${port}`, service: running, database, close }
 }
 
 beforeAll(async () => {

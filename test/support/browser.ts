@@ -87,15 +87,15 @@ export const startPagesService = async (env: Record<string, string> = {}): Promi
       ...env
     })
   )
-  await service.waitForLog(/"ready at http:/, 120_000)
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    service,
-    database,
-    close: async () => {
-      await service.stop("SIGTERM")
-      await database.close()
-      Fs.rmSync(dataDir, { recursive: true, force: true })
-    }
+  const close = async () => {
+    await service.stop("SIGTERM")
+    await database.close()
+    Fs.rmSync(dataDir, { recursive: true, force: true })
   }
+  // The first start replays the index's history: about 25 s alone, minutes on a machine running other suites.
+  await service.waitForLog(/"ready at http:/, 300_000).catch(async (error: unknown) => {
+    await close()
+    throw error
+  })
+  return { baseUrl: `http://127.0.0.1:${port}`, service, database, close }
 }

@@ -110,7 +110,7 @@ export const EmbeddingDetail = (props: { readonly entry: EmbeddingCatalogEntry; 
         {entry.releasedAt !== null && <div><dt>Released (UTC)</dt><dd>{utc(entry.releasedAt)}</dd></div>}
       </dl>
       {entry.priceSources.note !== null && <p class="price-note" data-testid="price-note">Operator's note on this price: {entry.priceSources.note}</p>}
-      <div class="table-scroll models-scroll">
+      <div class="table-scroll models-scroll" tabIndex={0}>
         <table data-testid="embedding-price-history">
           <caption>Price history: the input price from each date on, USD per million tokens</caption>
           <thead>
