@@ -29,8 +29,12 @@ const CONTENT_TYPES: Record<string, string> = {
   ".woff2": "font/woff2"
 }
 
-/** Rendered pages kept per snapshot: the index's three views, the models table's views, every model and revision. */
-const CACHE_LIMIT = 1_000
+/**
+ * Rendered pages kept per snapshot (the index's three views, the models table's views, every model and revision),
+ * bounded by their bytes: a crawler asking `/models?q=` with a thousand different words (half a megabyte each) must
+ * not hold half a gigabyte. The oldest page goes first.
+ */
+const CACHE_BYTES = 48 * 1024 * 1024
 
 const PAGE_HEADERS = { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
 
@@ -89,6 +93,16 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
 
     let cacheKey = ""
     const cache = new Map<string, Rendered>()
+    let cachedBytes = 0
+    const remember = (entry: string, rendered: Rendered) => {
+      cache.set(entry, rendered)
+      cachedBytes += rendered.body.byteLength
+      for (const [oldest, page] of cache) {
+        if (cachedBytes <= CACHE_BYTES) break
+        cache.delete(oldest)
+        cachedBytes -= page.body.byteLength
+      }
+    }
 
     const render = (answer: PageAnswer, path: string, origin: string): Rendered => {
       if (answer._tag === "Redirect") {
@@ -120,14 +134,14 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
         const key = yield* publicPages.cacheKey
         if (key !== cacheKey) {
           cache.clear()
+          cachedBytes = 0
           cacheKey = key
         }
         const entry = `${origin} ${request.url}`
         const held = cache.get(entry)
         if (held !== undefined) return respond(held, request.headers["if-none-match"])
         const rendered = render(yield* publicPages.page(publicRouteOf(path, params)), path, origin)
-        if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!)
-        cache.set(entry, rendered)
+        remember(entry, rendered)
         return respond(rendered, request.headers["if-none-match"])
       }).pipe(Effect.withSpan("WebPages.publicPage"))
 
