@@ -10,10 +10,15 @@ import "../shared/styles.css"
 import { PublicApp } from "./App.tsx"
 import { PAGE_DATA_ID } from "./document.ts"
 
-const holder = document.getElementById(PAGE_DATA_ID)
-const root = document.getElementById("app")
-if (holder !== null && root !== null) {
+const start = () => {
+  const holder = document.getElementById(PAGE_DATA_ID)
+  const root = document.getElementById("app")
+  if (holder === null || root === null) return
   const data = JSON.parse(holder.textContent ?? "null") as PageData
   pinBase()
   hydrate(<PublicApp data={data} />, root)
 }
+
+// The page is complete as the server sent it: let the browser paint it first, then hydrate (on a slow machine,
+// hydrating a long page before the first frame held its first paint back by a tenth of a second or more).
+requestAnimationFrame(() => setTimeout(start, 0))
