@@ -3,6 +3,7 @@
  * the order things start in: the ports are checked first, then the database, the chain and the oracle, then the
  * listener; `ready` is logged once the listener is up and the boot work is done.
  */
+import { MetricsExporterLive } from "../services/platform/MetricsExporter.ts"
 import { type HttpApi, type HttpApiGroup, HttpServer } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { ServerApi } from "../src/api/ServerApi.ts"
@@ -66,6 +67,7 @@ export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R
     Layer.provide(OracleWithScheduleLive),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(PortsPreflightLive),
+    Layer.provide(MetricsExporterLive),
     Layer.provide(AppConfig.Default),
     Layer.provide(LoggingLive),
     // No tracer is configured, so every span (each SQL statement makes one) would be built and thrown away. Enable it

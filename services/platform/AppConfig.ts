@@ -73,6 +73,15 @@ export type LogFormat = (typeof LogFormat)[number]
 export const appConfig = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: port("PORT", 8080),
+  /** Prometheus text on its own listener (DESIGN.md section 15); unset: no listener, nothing exported. */
+  metrics: Config.all({
+    port: Config.option(Config.integer("METRICS_PORT")).pipe(
+      Config.validate({ message: "METRICS_PORT must be a TCP port (1-65535)", validation: (port) => Option.isNone(port) || (port.value >= 1 && port.value <= 65535) })
+    ),
+    host: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
+    /** The standard OpenTelemetry variable: the `service.name` the metrics (and traces) carry. */
+    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("compute-exchange"))
+  }),
   publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
   // The public site (SPEC {site_url}): only referral links name it.
   siteUrl: optionalString("SITE_URL").pipe(
