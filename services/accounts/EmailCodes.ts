@@ -18,6 +18,7 @@ import { RateLimited, type ServiceUnavailable, Unauthorized } from "../../domain
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { Mailer } from "./Mailer.ts"
+import { recordRateLimitRefusal } from "../platform/metrics.ts"
 
 export interface CodeRequest {
   readonly email: string
@@ -69,6 +70,7 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
       Effect.flatMap(count(policy, where, value, now), (counted) => {
         if (counted.n < policy.limit) return Effect.void
         const retryAfter = retryAfterSeconds(policy, counted.oldest ?? now, now)
+        recordRateLimitRefusal("email_code")
         return Effect.fail(new RateLimited({ message: `${message}; retry in ${retryAfter} s.`, details: { retryAfterSeconds: retryAfter } }))
       })
 

@@ -6,6 +6,7 @@ import { Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Jobs } from "../platform/Jobs.ts"
 import { Ledger } from "./Ledger.ts"
+import { recordHoldsExpiredReleased } from "../platform/metrics.ts"
 
 export const HOLD_SWEEP_JOB = "hold-sweep"
 
@@ -13,7 +14,7 @@ export const HOLD_SWEEP_JOB = "hold-sweep"
 export const sweepHolds = Effect.gen(function* () {
   const jobs = yield* Jobs
   const ledger = yield* Ledger
-  return yield* jobs.runExclusive(HOLD_SWEEP_JOB, ledger.sweepExpired, (released) => `${released} expired hold(s) released`)
+  return yield* jobs.runExclusive(HOLD_SWEEP_JOB, Effect.tap(ledger.sweepExpired, (released) => Effect.sync(() => recordHoldsExpiredReleased(released))), (released) => `${released} expired hold(s) released`)
 })
 
 export const HoldSweeperLive = Layer.scopedDiscard(

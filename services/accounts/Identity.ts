@@ -19,6 +19,7 @@ import { AlreadyExists, Conflict, RateLimited } from "../../domain/errors.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
 import { Points } from "./Points.ts"
 import { Referrals } from "./Referrals.ts"
+import { recordRateLimitRefusal } from "../platform/metrics.ts"
 
 export interface Identity {
   readonly cfId: string
@@ -137,6 +138,7 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
         })(clientIp)
         if (counted.n >= SIGNUPS_PER_IP.limit) {
           const retryAfter = retryAfterSeconds(SIGNUPS_PER_IP, counted.oldest ?? now, now)
+          recordRateLimitRefusal("signup")
           return yield* new RateLimited({
             message: `At most ${SIGNUPS_PER_IP.limit} CF IDs can be created from one address in 24 hours; retry in ${retryAfter} s.`,
             details: { retryAfterSeconds: retryAfter }

@@ -39,6 +39,7 @@ import { adapterFor } from "./providers/index.ts"
 import { Providers } from "./Providers.ts"
 import { type Attempt, SettlementService } from "./Settlement.ts"
 import { failureKind, vendorMessage } from "./UpstreamRouter.ts"
+import { recordInference } from "../platform/metrics.ts"
 
 /**
  * The `dimensions` sent upstream: none to a model that takes none (routing let through only its own size, which is
@@ -253,6 +254,15 @@ export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
             )
           )
           const now = yield* Clock.currentTimeMillis
+          recordInference({
+            format: "embeddings",
+            model: answered.model.key,
+            provider: answered.model.vendor,
+            completed: true,
+            seconds: (now - createdAt.getTime()) / 1000,
+            legs: done.bill.legs,
+            chargeWei: done.bill.chargeWei
+          })
           yield* Effect.logInfo("embeddings").pipe(
             Effect.annotateLogs({ requestId, model: answered.model.key, inputs: decoded.inputs.length, chargeWei: done.bill.chargeWei.toString(), ms: now - createdAt.getTime() })
           )

@@ -29,6 +29,7 @@ import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./Reque
 import { SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
 import { type Served, UpstreamRouter } from "./UpstreamRouter.ts"
+import { recordInference } from "../platform/metrics.ts"
 
 export type { InboundFormatName, InferenceCall } from "./RequestPlanner.ts"
 
@@ -214,6 +215,15 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         // Every input bucket counts towards a vendor's TPM, cache writes included.
         const u = done.usage
         served.reconcile((u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
+        recordInference({
+          format: call.format,
+          model: served.model.key,
+          provider: served.model.vendor,
+          completed,
+          seconds: ((yield* Clock.currentTimeMillis) - context.createdAt.getTime()) / 1000,
+          legs: done.bill.legs,
+          chargeWei: done.bill.chargeWei
+        })
         // Built only when it will be written: its annotations cost as much as the rest of the settlement's bookkeeping.
         if (logsInference) yield* logLine(hold.requestId, served.model.key, completed, done.bill, context.createdAt)
         return {

@@ -12,6 +12,7 @@ import type { Credential } from "../accounts/Credentials.ts"
 import { RateLimits } from "../platform/RateLimits.ts"
 import { KeyPools } from "./KeyPools.ts"
 import { type InferenceCall, RequestPlanner } from "./RequestPlanner.ts"
+import { recordRateLimitRefusal } from "../platform/metrics.ts"
 
 export type CountCall = Pick<InferenceCall, "chat" | "route" | "format" | "apiKey">
 
@@ -27,12 +28,13 @@ export class TokenCounter extends Effect.Service<TokenCounter>()("TokenCounter",
         : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "tokenCount"), (decision) =>
           decision.allowed
             ? Effect.void
-            : Effect.fail(
-              new RateLimited({
+            : Effect.failSync(() => {
+              recordRateLimitRefusal("token_count")
+              return new RateLimited({
                 message: `Too many token counts with this key: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
                 details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
               })
-            )
+            })
         )
 
     /** A key of the model's provider that its pool admits now, counted as one request of no tokens. */

@@ -7,6 +7,7 @@ import { RateLimited } from "../../domain/errors.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import type { Usage as UsageReports } from "../accounts/Usage.ts"
 import type { RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
+import { recordRateLimitRefusal } from "../platform/metrics.ts"
 
 /** The key's inference request rate: refused with 429 before anything is planned or reserved; undefined when off. */
 export const admitKey = (rateLimits: RateLimits, apiKey: Credential): Effect.Effect<RateLimitDecision | undefined, RateLimited> =>
@@ -15,12 +16,13 @@ export const admitKey = (rateLimits: RateLimits, apiKey: Credential): Effect.Eff
     : Effect.flatMap(rateLimits.check(`key:${apiKey.id}`, "inference"), (decision) =>
       decision.allowed
         ? Effect.succeed(decision)
-        : Effect.fail(
-          new RateLimited({
+        : Effect.failSync(() => {
+          recordRateLimitRefusal("inference")
+          return new RateLimited({
             message: `Too many inference requests with this ${apiKey.kind === "app_grant" ? "app grant" : "API key"}: retry after ${decision.retryAfterSeconds} second${decision.retryAfterSeconds === 1 ? "" : "s"}.`,
             details: { retryAfterSeconds: decision.retryAfterSeconds, limit: decision.limit, resetEpochSeconds: decision.resetEpochSeconds }
           })
-        )
+        })
     )
 
 /** What the key's caps leave, its live holds counted, in wei or "unlimited"; keys have no weekly cap. */

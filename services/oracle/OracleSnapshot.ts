@@ -25,6 +25,7 @@ import { CatalogRepository } from "./CatalogRepository.ts"
 import { OracleChangeFeed } from "./OracleChangeFeed.ts"
 import { RevisionRepository } from "./RevisionRepository.ts"
 import { SyncHealth } from "./SyncHealth.ts"
+import { recordIndexState } from "../platform/metrics.ts"
 
 const utf8 = new TextEncoder()
 
@@ -135,6 +136,7 @@ export class OracleSnapshot extends Effect.Service<OracleSnapshot>()("OracleSnap
           now
         }
         const latest = confirmed[confirmed.length - 1]
+        recordIndexState({ latestRevision: latest?.revisionVersion, publishedAt: latest?.publishedAt, lastSyncAt: sync.lastSyncAt })
         const methodologyVersion = latest?.methodologyVersion ?? methodologies[methodologies.length - 1]!.version
         const scu = scuView(inputs)
         const basket = basketView(inputs)

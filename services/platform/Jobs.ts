@@ -5,12 +5,13 @@
  * maintainer asked for is refused instead (409 conflict), so nobody mistakes a skip for a run.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Exit, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Os from "node:os"
 import { Conflict } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "./Database.ts"
 import { orDieAtRepository } from "./RepositoryBoundary.ts"
+import { recordJobRun } from "./metrics.ts"
 
 /** First half of every lock key: this application's namespace among advisory locks ("CX"). */
 const LOCK_NAMESPACE = 0x4358
@@ -71,6 +72,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
           )
           const { id: runId } = yield* orDieAtRepository(recordStart(job))
           const exit = yield* Effect.exit(effect)
+          recordJobRun(job, Exit.isSuccess(exit), yield* Clock.currentTimeMillis)
           yield* orDieUnlessUnavailable(
             Exit.match(exit, {
               onSuccess: (result) => recordEnd(runId, "succeeded", summarize(result)),

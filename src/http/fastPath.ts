@@ -17,6 +17,8 @@ import { hotReadOf, wantsCsv } from "./hotReads.ts"
 import { METHODOLOGY_HEADER } from "./methodologyHeader.ts"
 import { rateLimitHeaders } from "../../services/platform/RateLimits.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
+import { recordHttpRequest } from "../../services/platform/metrics.ts"
+import { pathOf } from "./paths.ts"
 
 export interface FastPathDependencies {
   readonly snapshot: () => Snapshot | undefined
@@ -36,7 +38,7 @@ export const makeFastPath = (deps: FastPathDependencies) => {
     const snapshot = deps.snapshot()
     const body = snapshot?.bodies[hot.body]
     if (snapshot === undefined || body === undefined) return false
-    const started = deps.logRequest === null ? 0 : performance.now()
+    const started = performance.now()
     // The client's address only matters to the rate limit and the log line; without either it is not worked out.
     const clientIp =
       deps.rateLimit === null && deps.logRequest === null
@@ -60,6 +62,7 @@ export const makeFastPath = (deps: FastPathDependencies) => {
     if (decision !== null) Object.assign(headers, rateLimitHeaders(decision))
     response.writeHead(200, headers)
     response.end(body)
+    recordHttpRequest("GET", pathOf(request.url!), 200, (performance.now() - started) / 1000)
     deps.logRequest?.({
       requestId,
       method: "GET",

@@ -26,6 +26,8 @@ import { answerInference, INFERENCE_ROUTES, type InferenceFormatServices, type I
 import { isJsonOrUnspecified, MAX_BODY_BYTES, readWithin } from "./requestBody.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
 import { SIMULATED_UPSTREAM_HEADER } from "./simulatedUpstream.ts"
+import { recordHttpRequest } from "../../services/platform/metrics.ts"
+import { pathOf } from "./paths.ts"
 
 const FORMATS: Readonly<Record<string, RoutedFormat | undefined>> = INFERENCE_ROUTES
 
@@ -85,8 +87,9 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
 
     const logLine = (status: number) =>
       !deps.logRequests
-        ? Effect.void
+        ? Effect.sync(() => recordHttpRequest("POST", pathOf(request.url!), status, (performance.now() - started) / 1000))
         : Effect.logInfo("request").pipe(
+          Effect.tap(() => recordHttpRequest("POST", pathOf(request.url!), status, (performance.now() - started) / 1000)),
           Effect.annotateLogs({
             method: "POST",
             path: request.url!,

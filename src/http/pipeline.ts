@@ -32,7 +32,7 @@ export const requestPipeline =
     readonly simulatedUpstream: boolean
   }) =>
   (app: HttpApp.Default): HttpApp.Default =>
-    requestContext(options.trustProxy)(
+    requestContext(options.trustProxy, options.routes)(
       serviceDescLink(
         cors(options.routes)(
           wellFormedTarget(

@@ -11,6 +11,7 @@ import { RateLimited } from "../../domain/errors.ts"
 import { rateLimitHeaders, type RateLimits } from "../../services/platform/RateLimits.ts"
 import { renderError } from "./errorEnvelope.ts"
 import { ESTIMATE_PATH, isOraclePath, pathOf } from "./paths.ts"
+import { recordRateLimitRefusal } from "../../services/platform/metrics.ts"
 
 export const oracleRateLimit =
   (limits: RateLimits) =>
@@ -25,6 +26,7 @@ export const oracleRateLimit =
       const decision = yield* limits.check(Option.getOrElse(request.remoteAddress, () => "unknown"), policy)
       const headers = rateLimitHeaders(decision)
       if (!decision.allowed) {
+        recordRateLimitRefusal(policy)
         const seconds = decision.retryAfterSeconds
         return HttpServerResponse.setHeaders(
           renderError(

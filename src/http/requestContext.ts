@@ -9,6 +9,8 @@ import { randomUUID } from "node:crypto"
 import * as Net from "node:net"
 import type { TrustProxy } from "../../services/platform/AppConfig.ts"
 import { pathOf } from "./paths.ts"
+import { recordHttpRequest } from "../../services/platform/metrics.ts"
+import type { RouteTable } from "./routeTable.ts"
 
 export const REQUEST_ID_HEADER = "x-request-id"
 
@@ -40,7 +42,7 @@ export const clientAddressOf = (
 }
 
 export const requestContext =
-  (trust: TrustProxy) =>
+  (trust: TrustProxy, routes: RouteTable) =>
   <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function* () {
       const original = yield* HttpServerRequest.HttpServerRequest
@@ -63,15 +65,19 @@ export const requestContext =
       // The request line carries everything; other log lines inside the request carry its id (one annotation
       // keeps the per-request cost low).
       const logCompletion = (status: number) =>
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            method: request.method,
-            path,
-            clientIp: clientAddress ?? "unknown",
-            status,
-            durationMs: Math.round((performance.now() - started) * 100) / 100
-          })
-        )
+        Effect.suspend(() => {
+          const seconds = (performance.now() - started) / 1000
+          recordHttpRequest(request.method, routes.templateOf(path) ?? "unmatched", status, seconds)
+          return Effect.logInfo("request").pipe(
+            Effect.annotateLogs({
+              method: request.method,
+              path,
+              clientIp: clientAddress ?? "unknown",
+              status,
+              durationMs: Math.round(seconds * 100_000) / 100
+            })
+          )
+        })
       return yield* app.pipe(
         Effect.tap((response) => logCompletion(response.status)),
         // 499: the client went away before an answer (nginx's convention); anything else escaping is a 500.

@@ -13,6 +13,8 @@ export interface RouteTable {
    */
   readonly methodsAt: (path: string) => ReadonlyArray<string>
   readonly routes: ReadonlyArray<{ readonly method: string; readonly path: string }>
+  /** The template of the route a path reaches (`/v1/oracle/models/:key`), for metrics; undefined when none does. */
+  readonly templateOf: (path: string) => string | undefined
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
@@ -40,6 +42,11 @@ export const makeRouteTable = <Id extends string, Groups extends HttpApiGroup.Ht
   const compiled = routes.map((route) => ({ ...route, pattern: patternOf(route.path) }))
   return {
     routes,
+    templateOf: (path) => {
+      const keyPath = keyPathOf(path)
+      const routed = keyPath._tag === "Rewritten" ? keyPath.target : path
+      return compiled.find((route) => route.pattern.test(routed))?.path
+    },
     methodsAt: (path) => {
       const keyPath = keyPathOf(path)
       const routed = keyPath._tag === "Rewritten" ? keyPath.target : path
