@@ -255,13 +255,17 @@ describe("RATE_LIMIT_ENABLED=false", () => {
   })
 })
 
+// A budget of 5 that a slow machine cannot cross a window boundary of mid-sequence: the 1-minute token bucket refills
+// one unit per 12 s, where the 1-second fixed window would start afresh whenever a sequence straddled a second.
+const minuteBudgetOfFive = { RATE_LIMIT_PER_MINUTE: "5", RATE_LIMIT_PER_SECOND: "100", RATE_LIMIT_PER_10_SECONDS: "100" }
+
 describe.skipIf(!(await redisReachable()))("REDIS_URL (a Redis server on 127.0.0.1:6379)", () => {
   const prefix = `cx-test:${randomUUID()}:`
   let first: TestServer
   let second: TestServer
 
   beforeAll(async () => {
-    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix }
+    const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, ...minuteBudgetOfFive }
     first = await start(env)
     second = await start(env)
   })
@@ -294,7 +298,7 @@ describe.skipIf(!(await redisReachable()))("REDIS_URL and the oracle's hot reads
   let server: TestServer
 
   beforeAll(async () => {
-    server = await start({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix })
+    server = await start({ REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix, ...minuteBudgetOfFive })
   })
 
   afterAll(() => deleteRedisKeys(prefix))

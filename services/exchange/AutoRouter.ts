@@ -94,8 +94,12 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
       Effect.catchIf(ParseResult.isParseError, Effect.die),
       Effect.map((rows): ListState => ({ readable: true, models: rows.map((r) => r.modelKey), updatedAt: rows[0]?.updatedAt ?? null }))
     )
+    // One writer of the list at a time: a periodic read that began before a PUT committed must not land after it
+    // (it would bring the old list back until the next refresh).
+    const writer = yield* Effect.makeSemaphore(1)
     const refresh = readList.pipe(
       Effect.flatMap((state) => Ref.set(list, state)),
+      writer.withPermits(1),
       Effect.catchAll((error) =>
         Ref.getAndUpdate(list, (state) => ({ ...state, readable: false })).pipe(
           Effect.flatMap((before) =>
@@ -168,17 +172,18 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
           keys.push(found.modelKey)
         }
         const at = new Date(yield* Clock.currentTimeMillis)
-        yield* orDieUnlessUnavailable(
-          sql.withTransaction(
-            Effect.gen(function* () {
-              yield* sql`DELETE FROM routing_auto_list`
-              if (keys.length > 0) {
-                yield* sql`INSERT INTO routing_auto_list ${sql.insert(keys.map((modelKey, position) => ({ position, modelKey, updatedAt: at })))}`
-              }
-            })
-          )
+        const store = sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`DELETE FROM routing_auto_list`
+            if (keys.length > 0) {
+              yield* sql`INSERT INTO routing_auto_list ${sql.insert(keys.map((modelKey, position) => ({ position, modelKey, updatedAt: at })))}`
+            }
+          })
         )
-        yield* Ref.set(list, { readable: true, models: keys, updatedAt: keys.length > 0 ? at : null })
+        yield* orDieUnlessUnavailable(store).pipe(
+          Effect.zipRight(Ref.set(list, { readable: true, models: keys, updatedAt: keys.length > 0 ? at : null })),
+          writer.withPermits(1)
+        )
         const unroutable = keys.filter((key) => !names.routable(key))
         if (unroutable.length > 0) {
           yield* Effect.logWarning("the auto routing list names models no configured provider serves").pipe(
@@ -192,7 +197,7 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
       orDieUnlessUnavailable(readList),
       (state): Effect.Effect<AutoListView> =>
         Effect.as(Ref.set(list, state), { models: state.models, updatedAt: state.updatedAt?.toISOString() ?? null })
-    )
+    ).pipe(writer.withPermits(1))
 
     const pinRow = SqlSchema.findOne({
       Request: Schema.Struct({ accountId: Schema.String, conversationId: Schema.String }),
