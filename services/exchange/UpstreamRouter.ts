@@ -10,6 +10,7 @@ import { type FailureKind, retryAfterMs } from "../../domain/exchange/keyPool.ts
 import { type CandidatePlan, requestFor, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { ValidationFailed } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { recordUpstreamAttempt } from "../platform/metrics.ts"
 import type { Pin } from "./AutoRouter.ts"
 import { KeyPools } from "./KeyPools.ts"
 import { Providers } from "./Providers.ts"
@@ -95,9 +96,19 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
               defaultMaxTokens: outputTokens,
               firstByteTimeoutMs: config.exchange.firstByteTimeoutMs,
               idleTimeoutMs: config.exchange.idleTimeoutMs
-            }, stream)
+            }, stream).pipe(
+              Effect.tapBoth({
+                onFailure: (failure) => Effect.annotateCurrentSpan({ "cx.upstream.outcome": failure.kind, "cx.upstream.status": failure.status ?? "" }),
+                onSuccess: () => Effect.annotateCurrentSpan("cx.upstream.outcome", "served")
+              }),
+              Effect.withSpan("upstream.attempt", {
+                kind: "client",
+                attributes: { "cx.model": model.key, "cx.vendor": model.vendor, "cx.provider": model.provider.name, "cx.upstream.key": admission.key.id, "cx.stream": stream }
+              })
+            )
           )
           const ended = yield* Clock.currentTimeMillis
+          recordUpstreamAttempt(model.provider.name, admission.key.id, Either.isRight(outcome) ? "served" : outcome.left.kind, (ended - started) / 1000)
           if (Either.isRight(outcome)) {
             attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
             return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }

@@ -33,6 +33,16 @@ export const inferenceChargedWei = Metric.counter("cx_inference_charged_wei_tota
   incremental: true
 })
 
+export const upstreamAttempts = Metric.counter("cx_upstream_attempts_total", {
+  description: "Calls to a vendor, by provider, key label and outcome (served, status, timeout, network, protocol, stream)",
+  incremental: true
+})
+export const upstreamFirstEvent = Metric.histogram(
+  "cx_upstream_first_event_seconds",
+  SECONDS,
+  "Time from sending an upstream call to its first event (a stream) or its whole reply, by provider, for calls that answered"
+)
+
 export const rateLimitRefusals = Metric.counter("cx_rate_limit_refusals_total", {
   description: "Requests refused by a rate limit (429), by scope",
   incremental: true
@@ -90,6 +100,12 @@ export const recordInference = (request: {
   inferenceDuration.unsafeUpdate(request.seconds, labels({ format: request.format, provider: request.provider }))
   for (const leg of request.legs) inferenceTokens.unsafeUpdate(leg.tokens, labels({ provider: request.provider, bucket: BUCKETS[leg.kind] ?? leg.kind }))
   inferenceChargedWei.unsafeUpdate(Number(request.chargeWei), labels({ provider: request.provider }))
+}
+
+/** One call to a vendor: `key` is the key's label (`openai#0`), never its secret. */
+export const recordUpstreamAttempt = (provider: string, key: string, outcome: string, seconds: number): void => {
+  upstreamAttempts.unsafeUpdate(1, labels({ provider, key, outcome }))
+  if (outcome === "served") upstreamFirstEvent.unsafeUpdate(seconds, labels({ provider }))
 }
 
 export const recordRateLimitRefusal = (scope: string): void => rateLimitRefusals.unsafeUpdate(1, labels({ scope }))
