@@ -12,6 +12,7 @@ import { Redis } from "ioredis"
 import { COOLDOWN_MS, type FailureKind } from "../../domain/exchange/keyPool.ts"
 import type { UpstreamKey } from "../../domain/exchange/providers.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { recordKeyCooldown } from "../platform/metrics.ts"
 import { reconnectDelay, redisOptionsFromUrl } from "../platform/redisOptions.ts"
 import { Providers } from "./Providers.ts"
 
@@ -148,6 +149,7 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
     const cooldown = (provider: string, keyId: string, kind: FailureKind, retryAfterMs?: number): Effect.Effect<void> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         providers.pool(provider)?.cooldown(keyId, kind, now, retryAfterMs)
+        recordKeyCooldown(provider, keyId, kind)
         if (redis === undefined) return Effect.void
         const ms = Math.max(1, Math.round(retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : COOLDOWN_MS[kind]))
         return Effect.tryPromise(() => redis.cxPoolCooldown(`${keyName(provider, keyId)}:cooldown`, ms)).pipe(Effect.asVoid, Effect.catchAll(warn))

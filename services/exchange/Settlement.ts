@@ -15,6 +15,7 @@ import { ROUTING_MARKUP, type Usd18 } from "../../domain/money.ts"
 import type { ConfirmedRevision } from "../../domain/oracle/inputs.ts"
 import { Ledger, type SettleInput, type Settlement } from "../accounts/Ledger.ts"
 import { makeGroupCommit } from "../platform/GroupCommit.ts"
+import { recordSettleBatch } from "../platform/metrics.ts"
 import { Generations, type GenerationRow } from "./Generations.ts"
 
 export interface Attempt {
@@ -101,7 +102,10 @@ export class SettlementService extends Effect.Service<SettlementService>()("Sett
     // bills, so one WAL flush serves every request in it.
     const batches = yield* makeGroupCommit({
       run: (jobs: ReadonlyArray<{ readonly input: SettleInput; readonly bill: GenerationRow }>) =>
-        ledger.settleBatch(jobs.map((job) => job.input), generations.insertBills(jobs.map((job) => job.bill))),
+        Effect.zipRight(
+          Effect.sync(() => recordSettleBatch(jobs.length)),
+          ledger.settleBatch(jobs.map((job) => job.input), generations.insertBills(jobs.map((job) => job.bill)))
+        ),
       maxBatch: MAX_BATCH
     })
 

@@ -43,6 +43,11 @@ export const upstreamFirstEvent = Metric.histogram(
   "Time from sending an upstream call to its first event (a stream) or its whole reply, by provider, for calls that answered"
 )
 
+export const upstreamKeyCooldowns = Metric.counter("cx_upstream_key_cooldowns_total", {
+  description: "Vendor keys rested after a failed call, by provider, key label and reason (rateLimited, serverError, timeout)",
+  incremental: true
+})
+
 export const rateLimitRefusals = Metric.counter("cx_rate_limit_refusals_total", {
   description: "Requests refused by a rate limit (429), by scope",
   incremental: true
@@ -51,6 +56,20 @@ export const rateLimitRefusals = Metric.counter("cx_rate_limit_refusals_total", 
 export const holdsExpiredReleased = Metric.counter("cx_ledger_holds_expired_released_total", {
   description: "Holds released by the sweeper because they expired unsettled (a request that crashed or hung)",
   incremental: true
+})
+
+export const holdsLive = Metric.gauge("cx_ledger_holds_live", { description: "Holds open (reserved, neither settled nor released), as last read" })
+export const holdsReservedWei = Metric.gauge("cx_ledger_holds_reserved_wei", {
+  description: "Credits the open holds reserve, in wei (a float), as last read"
+})
+export const settleBatchSize = Metric.histogram(
+  "cx_ledger_settle_batch_size",
+  MetricBoundaries.exponential({ start: 1, factor: 2, count: 9 }),
+  "Settlements applied by one group-committed statement"
+)
+
+export const dbPoolConnections = Metric.gauge("cx_db_pool_connections", {
+  description: "This replica's database pool, by state: total (open), idle, waiting (callers queued for a connection)"
 })
 
 export const jobRuns = Metric.counter("cx_job_runs_total", { description: "Background job runs on this replica, by job and outcome", incremental: true })
@@ -108,9 +127,27 @@ export const recordUpstreamAttempt = (provider: string, key: string, outcome: st
   if (outcome === "served") upstreamFirstEvent.unsafeUpdate(seconds, labels({ provider }))
 }
 
+/** A key rested: `key` is its label (`openai#1`), `reason` the failure kind that rested it. */
+export const recordKeyCooldown = (provider: string, key: string, reason: string): void =>
+  upstreamKeyCooldowns.unsafeUpdate(1, labels({ provider, key, reason }))
+
 export const recordRateLimitRefusal = (scope: string): void => rateLimitRefusals.unsafeUpdate(1, labels({ scope }))
 
 export const recordHoldsExpiredReleased = (released: number): void => holdsExpiredReleased.unsafeUpdate(released, [])
+
+/** The open holds as one read found them (the whole database's, so every replica reports the same figure). */
+export const recordLiveHolds = (count: number, reservedWei: bigint): void => {
+  holdsLive.unsafeUpdate(count, [])
+  holdsReservedWei.unsafeUpdate(Number(reservedWei), [])
+}
+
+export const recordSettleBatch = (size: number): void => settleBatchSize.unsafeUpdate(size, [])
+
+export const recordDbPool = (pool: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number }): void => {
+  dbPoolConnections.unsafeUpdate(pool.totalCount, labels({ state: "total" }))
+  dbPoolConnections.unsafeUpdate(pool.idleCount, labels({ state: "idle" }))
+  dbPoolConnections.unsafeUpdate(pool.waitingCount, labels({ state: "waiting" }))
+}
 
 export const recordJobRun = (job: string, succeeded: boolean, atMillis: number): void => {
   jobRuns.unsafeUpdate(1, labels({ job, outcome: succeeded ? "succeeded" : "failed" }))
