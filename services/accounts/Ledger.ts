@@ -440,6 +440,8 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
       settleBatch,
       release,
       sweepExpired,
+      /** How many holds are open and what they reserve, database-wide. */
+      liveHolds: repository.liveHolds,
       account,
       entries,
       setLimits,

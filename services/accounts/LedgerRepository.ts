@@ -289,6 +289,15 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         ORDER BY expires_at LIMIT ${limit}`
     })
 
+    /** The open holds: their number and what they reserve (the partial index holds_live_expiry covers them). */
+    const liveHolds = SqlSchema.single({
+      Request: Schema.Void,
+      Result: Schema.Struct({ count: Schema.NumberFromString, reservedWei: WeiFromNumeric }),
+      execute: () => sql`
+        SELECT count(*)::text AS count, coalesce(sum(amount_wei), 0)::text AS reserved_wei FROM holds
+        WHERE released_at IS NULL AND settled_at IS NULL`
+    })
+
     const updateLimits = (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) => {
       const text = (value: bigint | null) => (value === null ? null : value.toString())
       return sql`
@@ -342,6 +351,7 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
       release: (requestId: string, at: Date) => orDieAtRepository(release({ requestId, at })),
       expiredHolds: (now: Date, limit: number) =>
         orDieAtRepository(Effect.map(expiredHolds({ now, limit }), (rows) => rows.map((row) => row.requestId))),
+      liveHolds: orDieAtRepository(liveHolds(undefined)),
       updateLimits: (accountId: string, limits: { daily: bigint | null; weekly: bigint | null; monthly: bigint | null }) =>
         orDieAtRepository(Effect.map(updateLimits(accountId, limits), (rows) => rows.length > 0)),
       accountOfIdentity: (by: "cfId" | "email" | "wallet" | "organization", value: string) => orDieAtRepository(accountOfIdentity({ by, value }))
