@@ -4,8 +4,10 @@
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Redacted, String as Str } from "effect"
+import { Duration, Effect, Layer, Redacted, Schedule, String as Str } from "effect"
+import * as Pg from "pg"
 import { ServiceUnavailable } from "../../domain/errors.ts"
+import { recordDbPool } from "./metrics.ts"
 
 export interface PgConnectionOptions {
   readonly url: Redacted.Redacted<string>
@@ -13,13 +15,43 @@ export interface PgConnectionOptions {
   readonly connectTimeoutMs: number
 }
 
-/** The one PgClient configuration: camelCase in TypeScript, snake_case in SQL. */
+/** How often the pool's counts are copied into `cx_db_pool_connections` (three property reads). */
+const POOL_SAMPLE_INTERVAL = Duration.seconds(2)
+
+/**
+ * The one PgClient configuration: camelCase in TypeScript, snake_case in SQL. The pool is built here rather than by
+ * `PgClient.layer` (the same settings) because the client does not expose it, and its counts are a metric.
+ */
 export const pgClientLayer = (options: PgConnectionOptions) =>
-  PgClient.layer({
-    url: options.url,
-    maxConnections: options.poolSize,
-    connectTimeout: Duration.millis(options.connectTimeoutMs),
-    idleTimeout: Duration.seconds(30),
+  PgClient.layerFromPool({
+    acquire: Effect.gen(function* () {
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const pool = new Pg.Pool({
+            connectionString: Redacted.value(options.url),
+            connectionTimeoutMillis: options.connectTimeoutMs,
+            idleTimeoutMillis: 30_000,
+            max: options.poolSize,
+            application_name: "compute-exchange"
+          })
+          // A connection's error reaches its query; an idle one's would otherwise crash the process.
+          pool.on("error", () => undefined)
+          return pool
+        }),
+        (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+      )
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(options.connectTimeoutMs),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+      yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => recordDbPool(pool)), Schedule.spaced(POOL_SAMPLE_INTERVAL)))
+      return pool
+    }),
     applicationName: "compute-exchange",
     transformQueryNames: Str.camelToSnake,
     transformResultNames: Str.snakeToCamel
