@@ -162,7 +162,9 @@ describe("metrics scraped by Debian's prometheus", () => {
     expect(text).toMatch(/^cx_index_latest_revision(\{[^}]*\})? \d+/m)
     // No account, key, e-mail or address appears among the labels.
     const labelNames = new Set([...text.matchAll(/^cx_\w+\{([^}]*)\}/gm)].flatMap((m) => [...m[1]!.matchAll(/(\w+)="/g)].map((l) => l[1]!)))
-    for (const name of labelNames) expect(["method", "route", "status", "format", "model", "provider", "outcome", "bucket", "scope", "job", "le", "otel_scope_name", "otel_scope_version"]).toContain(name)
+    for (const name of labelNames) expect(["method", "route", "status", "format", "model", "provider", "outcome", "bucket", "scope", "job", "key", "reason", "state", "le", "otel_scope_name", "otel_scope_version"]).toContain(name)
+    // The database pool is sampled every 2 s from the start: its three states are there without any request.
+    for (const state of ["total", "idle", "waiting"]) expect(text).toMatch(new RegExp(`^cx_db_pool_connections\\{[^}]*state="${state}"[^}]*\\} \\d+`, "m"))
     const onPublicPort = await get(replicas[0]!, "/metrics")
     expect(onPublicPort.status).toBe(404)
   })
