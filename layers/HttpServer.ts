@@ -3,7 +3,7 @@
  */
 import { HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Providers } from "../services/exchange/Providers.ts"
 import { OracleReads } from "../services/oracle/OracleReads.ts"
 import { OracleSnapshot } from "../services/oracle/OracleSnapshot.ts"
@@ -31,6 +31,7 @@ import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
+import { pathOf } from "../src/http/paths.ts"
 import { AccountsLive } from "./Accounts.ts"
 import { ExchangeLive } from "./Exchange.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
@@ -73,6 +74,7 @@ export const HandlersLive = Layer.mergeAll(
 export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<"server", Groups, E, R>
 ) => {
+  const routes = makeRouteTable(api)
   const pipeline = Layer.unwrapEffect(
     Effect.gen(function* () {
       const config = yield* AppConfig
@@ -82,7 +84,7 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
       return HttpApiBuilder.middleware(
         requestPipeline({
           trustProxy: config.trustProxy,
-          routes: makeRouteTable(api),
+          routes,
           rateLimits,
           methodologyVersion: Effect.map(snapshot.current, (s) => s.methodologyVersion),
           simulatedUpstream: providers.simulated
@@ -90,10 +92,16 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
       )
     })
   ).pipe(Layer.provide(RateLimitsLive))
-  return HttpApiBuilder.serve().pipe(
-    // No tracer is configured, so the per-request span would be built and thrown away: a third of the
-    // request cost on the oracle's hot reads. Enable it with the exporter, when one is added.
-    HttpMiddleware.withTracerDisabledWhen(() => true),
+  // With traces on, each request's span is named by its route's template; off, the span is not made at all (it
+  // would be built and thrown away: a third of the request cost on the oracle's hot reads).
+  const traced = Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) =>
+      Option.isNone(config.tracing.url)
+        ? HttpMiddleware.withTracerDisabledWhen(HttpApiBuilder.serve(), () => true)
+        : HttpMiddleware.withSpanNameGenerator(HttpApiBuilder.serve(), (request) => `${request.method} ${routes.templateOf(pathOf(request.url)) ?? "unmatched"}`)
+    )
+  )
+  return traced.pipe(
     // The router's default refuses path parameters over 100 characters with its own 404; model keys may be longer
     // (keys.ts refuses them with the key-level answer) and the request-head limit bounds the rest.
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 8192 })),

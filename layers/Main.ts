@@ -4,6 +4,7 @@
  * listener; `ready` is logged once the listener is up and the boot work is done.
  */
 import { MetricsExporterLive } from "../services/platform/MetricsExporter.ts"
+import { TracingLive } from "../services/platform/Tracing.ts"
 import { type HttpApi, type HttpApiGroup, HttpServer } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { ServerApi } from "../src/api/ServerApi.ts"
@@ -70,9 +71,9 @@ export const makeMainLayer = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R
     Layer.provide(MetricsExporterLive),
     Layer.provide(AppConfig.Default),
     Layer.provide(LoggingLive),
-    // No tracer is configured, so every span (each SQL statement makes one) would be built and thrown away. Enable it
-    // with the exporter, when one is added.
-    Layer.provide(Layer.setTracerEnabled(false))
+    // Outermost, so every layer's work runs under it: the OTLP tracer, or, with no endpoint, the tracer disabled (each
+    // SQL statement and service method makes a span that would otherwise be built and thrown away).
+    Layer.provide(TracingLive.pipe(Layer.provide(AppConfig.Default)))
   )
 
 export const MainLive = makeMainLayer(ServerApi)

@@ -70,6 +70,39 @@ export type SimulatorSetting = "on" | "off" | "auto"
 export const LogFormat = ["pretty", "json"] as const
 export type LogFormat = (typeof LogFormat)[number]
 
+/** OTLP/HTTP's traces URL: the signal's own variable as given, else the base endpoint's `/v1/traces`. */
+const otlpTracesUrl = Config.all({
+  traces: optionalString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  base: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
+}).pipe(
+  Config.map(({ base, traces }) => Option.orElse(traces, () => Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/traces`))),
+  Config.validate({
+    message: "OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) must be an http(s) URL",
+    validation: (url) => Option.isNone(url) || /^https?:\/\/\S+$/.test(url.value)
+  })
+)
+
+/** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded (the OTel spec's form). */
+const otlpHeaders = optionalString("OTEL_EXPORTER_OTLP_HEADERS").pipe(
+  Config.mapOrFail((value) => {
+    const headers: Record<string, string> = {}
+    for (const pair of Option.getOrElse(value, () => "").split(",")) {
+      if (pair.trim() === "") continue
+      const at = pair.indexOf("=")
+      const name = at < 0 ? "" : pair.slice(0, at).trim()
+      if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+        return Either.left(ConfigError.InvalidData([], "OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas"))
+      }
+      try {
+        headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim())
+      } catch {
+        return Either.left(ConfigError.InvalidData([], `OTEL_EXPORTER_OTLP_HEADERS: the value of ${name} is not percent-encoded`))
+      }
+    }
+    return Either.right(Redacted.make(headers))
+  })
+)
+
 export const appConfig = Config.all({
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: port("PORT", 8080),
@@ -81,6 +114,18 @@ export const appConfig = Config.all({
     host: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
     /** The standard OpenTelemetry variable: the `service.name` the metrics (and traces) carry. */
     serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("compute-exchange"))
+  }),
+  /** Traces over OTLP/HTTP JSON (DESIGN.md section 15); no endpoint: no tracer at all (spans cost nothing). */
+  tracing: Config.all({
+    url: otlpTracesUrl,
+    headers: otlpHeaders,
+    /** The share of traces a request starts (a client's sampled `traceparent` is always followed). */
+    sampleRatio: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
+      Config.withDefault(1),
+      Config.validate({ message: "OTEL_TRACES_SAMPLER_ARG must be a ratio between 0 and 1", validation: (n) => n >= 0 && n <= 1 })
+    ),
+    /** How often finished spans are sent, as the batch span processor's standard variable says. */
+    exportIntervalMs: positiveInteger("OTEL_BSP_SCHEDULE_DELAY", 5_000)
   }),
   publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
   // The public site (SPEC {site_url}): only referral links name it.

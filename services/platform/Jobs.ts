@@ -5,13 +5,14 @@
  * maintainer asked for is refused instead (409 conflict), so nobody mistakes a skip for a run.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Cause, Clock, Effect, Exit, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Exit, Option, Schema, type Tracer } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Os from "node:os"
 import { Conflict } from "../../domain/errors.ts"
 import { orDieUnlessUnavailable } from "./Database.ts"
 import { orDieAtRepository } from "./RepositoryBoundary.ts"
 import { recordJobRun } from "./metrics.ts"
+import { jobSpanOptions } from "./traceRoots.ts"
 
 /** First half of every lock key: this application's namespace among advisory locks ("CX"). */
 const LOCK_NAMESPACE = 0x4358
@@ -54,6 +55,14 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       job: string,
       effect: Effect.Effect<A, E, R>,
       summarize: (result: A) => string = () => "ok"
+    ): Effect.Effect<Option.Option<A>, E, R> => run(job, effect, summarize, jobSpanOptions)
+
+    /** A run traced as `job <name>`: its own trace (`jobSpanOptions`) when scheduled, a child when a request asked. */
+    const run = <A, E, R>(
+      job: string,
+      effect: Effect.Effect<A, E, R>,
+      summarize: (result: A) => string,
+      span: Tracer.SpanOptions
     ): Effect.Effect<Option.Option<A>, E, R> => {
       const guarded = Effect.scoped(
         Effect.gen(function* () {
@@ -91,7 +100,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         }),
         (acquired) => (acquired ? guarded.pipe(Effect.annotateLogs({ job })) : Effect.succeed(Option.none<A>())),
         (acquired) => Effect.sync(() => acquired && runningHere.delete(job))
-      )
+      ).pipe(Effect.withSpan(`job ${job}`, { ...span, attributes: { "cx.job": job } }))
     }
 
     /**
@@ -104,7 +113,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       summarize?: (result: A) => string
     ): Effect.Effect<A, E | Conflict, R> =>
       Effect.flatMap(
-        runExclusive(job, effect, summarize),
+        run(job, effect, summarize ?? (() => "ok"), {}),
         Option.match({
           onNone: () =>
             Effect.fail(

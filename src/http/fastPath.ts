@@ -6,7 +6,7 @@
  * refusal, a shared Redis store, any other query, CSV) falls through to the stack, which stays the reference:
  * `ORACLE_FAST_PATH=false` turns this off, and a test compares the two servers byte for byte (test/fast-path.test.ts).
  */
-import { Effect, LogLevel, Runtime } from "effect"
+import { Effect, LogLevel, Option, Runtime } from "effect"
 import type * as Http from "node:http"
 import { OracleSnapshot, type Snapshot } from "../../services/oracle/OracleSnapshot.ts"
 import { AppConfig, type TrustProxy } from "../../services/platform/AppConfig.ts"
@@ -19,6 +19,7 @@ import { rateLimitHeaders } from "../../services/platform/RateLimits.ts"
 import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContext.ts"
 import { recordHttpRequest } from "../../services/platform/metrics.ts"
 import { pathOf } from "./paths.ts"
+import { epochNanos, traceAnsweredRequest } from "../../services/platform/Tracing.ts"
 
 export interface FastPathDependencies {
   readonly snapshot: () => Snapshot | undefined
@@ -27,6 +28,8 @@ export interface FastPathDependencies {
   readonly trustProxy: TrustProxy
   /** Writes the request line; null when the log level drops it. */
   readonly logRequest: ((fields: Record<string, string | number>) => void) | null
+  /** Traces the answered request (its `server` span from `startTime`); null when traces are off. */
+  readonly traceRequest: ((request: Http.IncomingMessage, route: string, startTime: bigint) => void) | null
 }
 
 /** Answers the request and returns true, or returns false to let the Effect stack answer it. */
@@ -39,6 +42,7 @@ export const makeFastPath = (deps: FastPathDependencies) => {
     const body = snapshot?.bodies[hot.body]
     if (snapshot === undefined || body === undefined) return false
     const started = performance.now()
+    const startTime = deps.traceRequest === null ? 0n : epochNanos()
     // The client's address only matters to the rate limit and the log line; without either it is not worked out.
     const clientIp =
       deps.rateLimit === null && deps.logRequest === null
@@ -63,6 +67,7 @@ export const makeFastPath = (deps: FastPathDependencies) => {
     response.writeHead(200, headers)
     response.end(body)
     recordHttpRequest("GET", pathOf(request.url!), 200, (performance.now() - started) / 1000)
+    deps.traceRequest?.(request, pathOf(request.url!), startTime)
     deps.logRequest?.({
       requestId,
       method: "GET",
@@ -86,6 +91,7 @@ export const makeServiceFastPath = Effect.gen(function* () {
   const limits = yield* RateLimits
   const runSyncExit = Runtime.runSyncExit(yield* Effect.runtime<never>())
   const decideNow = limits.decideNow
+  const tracer = yield* Effect.tracer
   return makeFastPath({
     snapshot: snapshot.peek,
     trustProxy: config.trustProxy,
@@ -93,6 +99,10 @@ export const makeServiceFastPath = Effect.gen(function* () {
     // Only pay for the log line when it will be written.
     logRequest: LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
       ? (fields) => void runSyncExit(Effect.logInfo("request").pipe(Effect.annotateLogs(fields)))
-      : null
+      : null,
+    traceRequest: Option.isNone(config.tracing.url)
+      ? null
+      : (request, route, startTime) =>
+        traceAnsweredRequest(tracer, { method: "GET", route, path: route, headers: request.headers, status: 200, startTime })
   })
 })

@@ -28,6 +28,7 @@ import { clientAddressOf, REQUEST_ID_HEADER, requestIdOf } from "./requestContex
 import { SIMULATED_UPSTREAM_HEADER } from "./simulatedUpstream.ts"
 import { recordHttpRequest } from "../../services/platform/metrics.ts"
 import { pathOf } from "./paths.ts"
+import { parentOfHeaders } from "../../services/platform/Tracing.ts"
 
 const FORMATS: Readonly<Record<string, RoutedFormat | undefined>> = INFERENCE_ROUTES
 
@@ -46,6 +47,8 @@ export interface InferenceRouteDependencies {
   readonly trustProxy: TrustProxy
   readonly simulated: boolean
   readonly logRequests: boolean
+  /** Traces are exported: each request is a `server` span under the client's `traceparent`. */
+  readonly tracing: boolean
   readonly runtime: Runtime.Runtime<Exchange | Credentials | InferenceFormatServices>
 }
 
@@ -57,17 +60,18 @@ export const takenByRoute = (
   method: string | undefined,
   url: string | undefined,
   headers: Http.IncomingHttpHeaders
-): { readonly format: RoutedFormat; readonly token: string } | undefined => {
+): { readonly format: RoutedFormat; readonly token: string; readonly route: string } | undefined => {
   if (method !== "POST" || url === undefined) return undefined
   // A query string does not change the route (Claude Code sends `/v1/messages?beta=true`).
   const query = url.indexOf("?")
-  const format = FORMATS[query < 0 ? url : url.slice(0, query)]
+  const route = query < 0 ? url : url.slice(0, query)
+  const format = FORMATS[route]
   if (format === undefined) return undefined
   const declared = headers["content-length"]
   if (declared === undefined || headers["transfer-encoding"] !== undefined || headers.origin !== undefined) return undefined
   if (!isJsonOrUnspecified(headers["content-type"]) || !(Number(declared) <= MAX_BODY_BYTES)) return undefined
   const token = tokenOf(format, headers)
-  return token === undefined ? undefined : { format, token }
+  return token === undefined ? undefined : { format, token, route }
 }
 
 /** Answers the request and returns true, or returns false to let the Effect stack answer it. */
@@ -77,7 +81,7 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
   return (request: Http.IncomingMessage, response: Http.ServerResponse): boolean => {
     const taken = takenByRoute(request.method, request.url, request.headers)
     if (taken === undefined) return false
-    const { format, token } = taken
+    const { format, route, token } = taken
     const headers = request.headers
 
     const started = performance.now()
@@ -86,6 +90,8 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
     if (deps.simulated) common[SIMULATED_UPSTREAM_HEADER] = "true"
 
     const logLine = (status: number) =>
+      Effect.zipRight(deps.tracing ? Effect.annotateCurrentSpan("http.response.status_code", status) : Effect.void, requestLine(status))
+    const requestLine = (status: number) =>
       !deps.logRequests
         ? Effect.sync(() => recordHttpRequest("POST", pathOf(request.url!), status, (performance.now() - started) / 1000))
         : Effect.logInfo("request").pipe(
@@ -133,7 +139,13 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
       Effect.annotateLogs("requestId", requestId)
     )
 
-    const fiber = runFork(program)
+    const fiber = runFork(
+      !deps.tracing ? program : Effect.withSpan(program, `POST ${route}`, {
+        kind: "server",
+        parent: parentOfHeaders(headers),
+        attributes: { "http.request.method": "POST", "http.route": route, "url.path": pathOf(request.url!), "cx.request_id": requestId }
+      })
+    )
     // A client that leaves stops its stream (the exchange drains the vendor and settles on its own).
     response.once("close", () => {
       if (!response.writableFinished) fiber.unsafeInterruptAsFork(fiber.id())
@@ -187,6 +199,7 @@ export const makeServiceInferenceRoute = Effect.gen(function* () {
     trustProxy: config.trustProxy,
     simulated: providers.simulated,
     logRequests: LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel),
+    tracing: Option.isSome(config.tracing.url),
     runtime: yield* Effect.runtime<Exchange | Credentials | InferenceFormatServices>()
   })
 })

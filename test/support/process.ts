@@ -19,7 +19,7 @@ export interface ServiceProcess {
 /** The environment of the test runner minus anything that would point the service elsewhere. */
 export const cleanEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
   const base = { ...process.env }
-  const pointers = ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR", "EMBEDDED_CHAIN_PORT"]
+  const pointers = ["DATABASE_URL", "RPC_URL", "REGISTRY_ADDRESS", "PUBLISHER_PRIVATE_KEY", "PORT", "HOST", "DATA_DIR", "EMBEDDED_CHAIN_PORT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "METRICS_PORT"]
   const upstreams = ["PROVIDERS_FILE", "EXCHANGE_SIMULATOR", "MAINTAINER_TOKEN", ...KEY_SHORTCUTS.flatMap((shortcut) => shortcut.variables)]
   for (const name of [...pointers, ...upstreams]) {
     delete base[name]
