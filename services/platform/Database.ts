@@ -4,7 +4,7 @@
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Redacted, Schedule, String as Str } from "effect"
+import { Clock, Duration, Effect, Layer, Redacted, Schedule, String as Str } from "effect"
 import * as Pg from "pg"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { recordDbPool } from "./metrics.ts"
@@ -49,7 +49,11 @@ export const pgClientLayer = (options: PgConnectionOptions) =>
           onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
         })
       )
-      yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => recordDbPool(pool)), Schedule.spaced(POOL_SAMPLE_INTERVAL)))
+      // On the wall clock, as the pool's own timers are: a test clock moved by hours would otherwise step the
+      // sampler through every interval it skips.
+      yield* Effect.forkScoped(
+        Effect.repeat(Effect.sync(() => recordDbPool(pool)), Schedule.spaced(POOL_SAMPLE_INTERVAL)).pipe(Effect.withClock(Clock.make()))
+      )
       return pool
     }),
     applicationName: "compute-exchange",
