@@ -1,7 +1,8 @@
 /**
  * The HTTP server: the API with its handlers, the request pipeline, and a Node listener.
  */
-import { HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
+import { Headers, HttpApiBuilder, type HttpApi, type HttpApiGroup, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
+import { SIGNED_REQUEST_HEADERS } from "../domain/accounts/signedRequest.ts"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option } from "effect"
 import { Providers } from "../services/exchange/Providers.ts"
@@ -98,7 +99,10 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
     Effect.map(AppConfig, (config) =>
       Option.isNone(config.tracing.url)
         ? HttpMiddleware.withTracerDisabledWhen(HttpApiBuilder.serve(), () => true)
-        : HttpMiddleware.withSpanNameGenerator(HttpApiBuilder.serve(), (request) => `${request.method} ${routes.templateOf(pathOf(request.url)) ?? "unmatched"}`)
+        : HttpMiddleware.withSpanNameGenerator(HttpApiBuilder.serve(), (request) => `${request.method} ${routes.templateOf(pathOf(request.url)) ?? "unmatched"}`).pipe(
+          // The span records the request's headers: every credential this service reads is redacted there.
+          Layer.provide(Layer.locallyScoped(Headers.currentRedactedNames, ["authorization", "cookie", "set-cookie", "x-api-key", SIGNED_REQUEST_HEADERS.signature, "proxy-authorization"]))
+        )
     )
   )
   return traced.pipe(

@@ -219,6 +219,10 @@ describe("traces over OTLP/HTTP", () => {
     const stackRoot = await awaitSpan(viaStack.traceId, "POST /v1/chat/completions")
     expect(stackRoot.parentSpanId).toBe(viaStack.parentId)
     expect(attribute(stackRoot, "http.response.status_code")).toBe(stacked.status)
+    // The stack's span records the request's headers, the credential redacted.
+    expect(attribute(stackRoot, "http.request.header.origin")).toBe("http://localhost:3000")
+    expect(attribute(stackRoot, "http.request.header.authorization")).toBeDefined()
+    expect(JSON.stringify(spansOf(viaStack.traceId))).not.toContain(secret.slice(-12))
 
     const templated = newTraceparent()
     const key = ((await (await fetch(`${baseUrl}/v1/oracle/models`)).json()) as { models: ReadonlyArray<{ id: string }> }).models[0]!.id
