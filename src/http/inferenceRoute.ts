@@ -123,7 +123,8 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
       Effect.matchCauseEffect({
         onSuccess: (answer) => Effect.zipRight(write(answer, response, common), logLine(200)),
         onFailure: (cause) => {
-          if (Cause.isInterruptedOnly(cause)) return logLine(499)
+          // Recorded once, by onInterrupt below (a handler here is skipped when the fiber itself is interrupted).
+          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.failureOption(cause)
           const error: ApiError = Option.isSome(failure) && isApiError(failure.value)
             ? failure.value
@@ -136,6 +137,8 @@ export const makeInferenceRoute = (deps: InferenceRouteDependencies) => {
           )
         }
       }),
+      // 499: the client left before the answer was whole (nginx's convention), its stream cut or its answer unsent.
+      Effect.onInterrupt(() => logLine(499)),
       Effect.annotateLogs("requestId", requestId)
     )
 

@@ -80,8 +80,10 @@ export const requestContext =
         })
       return yield* app.pipe(
         Effect.tap((response) => logCompletion(response.status)),
-        // 499: the client went away before an answer (nginx's convention); anything else escaping is a 500.
-        Effect.tapErrorCause((cause) => logCompletion(Cause.isInterruptedOnly(cause) ? 499 : 500)),
+        // Anything escaping is a 500; 499, the client gone before an answer (nginx's convention), is recorded by
+        // onInterrupt, which runs where a failure handler is skipped (the request's fiber itself interrupted).
+        Effect.tapErrorCause((cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : logCompletion(500))),
+        Effect.onInterrupt(() => logCompletion(499)),
         Effect.provideService(HttpServerRequest.HttpServerRequest, request),
         Effect.annotateLogs("requestId", requestId)
       )
