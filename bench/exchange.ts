@@ -2,7 +2,7 @@
  * `npm run bench:exchange`: what the exchange adds to a chat completion, against the vendor simulator as upstream,
  * with PostgreSQL and billing on.
  *
- * Four targets answer the same request (a short OpenAI-format chat completion, `max_tokens` 16), each in its own
+ * Four targets (and a fifth, the exchange with traces on) answer the same request (a short OpenAI-format chat completion, `max_tokens` 16), each in its own
  * process, the bench being only the client:
  *   direct   the vendor simulator itself (`simulator/main.ts`, upstream model id `gpt-4.1`, a simulator key);
  *   bare     a `node:http` pass-through proxy in front of the simulator (bench/passThroughProxy.ts: keep-alive agent,
@@ -18,7 +18,15 @@
  *            `x-portkey-provider` / `x-portkey-custom-host` headers. Its streams need @hono/node-server 1.14.1, which
  *            package.json's `overrides` pin for it (from 1.14.2 on they answer 500, "TypeError: immutable",
  *            Portkey-AI/gateway#1389; bench/exchangePortkey.ts). When it cannot start or answer, its row says
- *            "not measured: <why>" (its stream cells alone when only its streams fail) and the bench goes on.
+ *            "not measured: <why>" (its stream cells alone when only its streams fail) and the bench goes on;
+ *   exchange, traces on (bench/exchangeTracing.ts; BENCH_TRACING=false skips it) a second exchange process, started
+ *            as the first one on a database of its own with an account of its own, with OTEL_EXPORTER_OTLP_ENDPOINT
+ *            set to an OTLP/HTTP JSON sink the bench runs in its own process (it counts the spans it receives),
+ *            OTEL_BSP_SCHEDULE_DELAY=1000 and the sampler's default ratio 1 (every request traced and exported). The
+ *            exchange row is "traces off": it runs without the variable, its tracer disabled. Measured in the
+ *            latency, TTFB and one-account load phases, each run right beside the exchange's (after it in the first,
+ *            third, ... chunk and round, before it in the others), and printed as a row of the table and a "traces
+ *            off vs on" block (added p50, throughput and CPU-per-request ratios, spans received per traced request).
  *
  * Phases, every target in turn within each round (never two at once), so that drift on the machine spreads over all:
  *   latency   1 connection, sequential non-streaming requests: BENCH_LATENCY_WARMUP unmeasured, then
@@ -56,12 +64,13 @@
  * <= 0.5x Portkey's; RSS <= 1.5x Portkey's; billing PASS over every answered request; nothing logged at WARN or above
  * by the service. As INFO (no verdict): the one-account throughput over the bare proxy's (aim 0.5x), and the
  * many-accounts throughput over Portkey's. A target that needs Portkey is "not evaluated" when Portkey was not measured.
- * Then what the ledger floor says of the targets.
+ * Then what the ledger floor says of the targets. As INFO, traces on against off (the exchange row); a traced exchange
+ * whose sink received no span fails the run.
  *
  * Exit status: 0 when everything was measured (a MISS is a finding, and so is a Portkey that cannot run); 1 when
  * PostgreSQL is unreachable, the simulator, the bare proxy or the exchange did not start or failed its probes, a
  * request to a measured target failed (connection error, timeout, non-2xx), billing did not happen or fell short,
- * or anything else went wrong. Every child process is stopped, the database dropped and the temporary directories
+ * the traced exchange's sink received no span, or anything else went wrong. Every child process is stopped, the database dropped and the temporary directories
  * removed on every path out.
  *
  * Settings (environment): BENCH_LATENCY_REQUESTS (400), BENCH_LATENCY_WARMUP (50), BENCH_STREAM_REQUESTS (400), BENCH_MIX_REQUESTS (200),
@@ -69,7 +78,8 @@
  * accounts of the many-accounts load), BENCH_LOG_LEVEL (WARN: the service's LOG_LEVEL; above WARN the log verdict is
  * not evaluated), BENCH_START_TIMEOUT_SECONDS (240), BENCH_POSTGRES_URL
  * (postgres://postgres@127.0.0.1:5432/postgres: where the bench database is created), BENCH_PORTKEY (true; false
- * skips it), BENCH_CPU_PROF_DIR (unset; set: the service runs with `--cpu-prof` and writes its profile there on exit).
+ * skips it), BENCH_TRACING (true; false skips the exchange with traces on), BENCH_CPU_PROF_DIR (unset; set: the
+ * service runs with `--cpu-prof` and writes its profile there on exit).
  */
 import * as Os from "node:os"
 import { cpuBusyPercent, log, runBench } from "./common.ts"
@@ -83,6 +93,7 @@ import { checkAccounts, checkMainAccount, drained, drainedAll, measureCharges, m
 import { makeServiceLog } from "./exchangeLog.ts"
 import { type Results, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
 import { besideChat, checkResponsesAccount, checkStorage, makeResponsesTargets, measureResponsesCharges } from "./exchangeResponses.ts"
+import { afterTracedLoad, besideOff, checkExported, checkTracedAccount, measureTracedCharges, startTraced, tracesOffOn } from "./exchangeTracing.ts"
 
 const main = async (): Promise<number> => {
   const n = settings.connections
@@ -106,6 +117,8 @@ const main = async (): Promise<number> => {
   log("making one more account for the Responses phase (its billing apart from chat's)...")
   const responsesAccount = await exchange.newAccount("bench-responses", n)
   const portkey = settings.portkey ? await startPortkey() : { reason: "skipped (BENCH_PORTKEY=false)" }
+  const traced = settings.tracing ? await startTraced(simulator.url) : undefined
+  if (traced === undefined) log("traces on: skipped (BENCH_TRACING=false)")
 
   const simHeaders = { authorization: `Bearer ${SIMULATOR_KEY}` }
   const targets: Array<Target> = [
@@ -136,10 +149,15 @@ const main = async (): Promise<number> => {
   await probe(responses.stored, [false])
   await checkStorage(responses.plain, false)
   await checkStorage(responses.stored, true)
+  if (traced !== undefined) {
+    await probe(traced.target)
+    await checkExported(traced)
+  }
   const exchangeTarget = targets[2]!
   log("measuring the exchange's charge per request...")
   const charges = await measureCharges(exchange, exchangeTarget)
   const responsesCharges = await measureResponsesCharges(responsesAccount, responses)
+  if (traced !== undefined) await measureTracedCharges(traced)
 
   const running = targets.filter((target) => target.notMeasured === undefined)
   const streaming = running.filter((target) => target.streamNotMeasured === undefined)
@@ -147,12 +165,15 @@ const main = async (): Promise<number> => {
   // in even chunks and rounds (the first included), before it in odd ones, so that neither always follows the other.
   const besideExchange = <T extends { readonly key: string }>(list: ReadonlyArray<T>, extra: ReadonlyArray<T>, round = 0) =>
     list.flatMap((item) => (item.key !== "exchange" ? [item] : round % 2 === 0 ? [item, ...extra] : [...extra, item]))
-  const latencyTargets = besideExchange(running, [responses.plain, responses.stored])
-  const streamTargets = besideExchange(streaming, [responses.plain])
+  // The traced exchange, when there is one, right beside the exchange's own run the same way (exchangeTracing.ts).
+  const latencyOrder = (chunk: number) => besideOff(besideExchange(running, [responses.plain, responses.stored], chunk), traced?.target, chunk)
+  const streamOrder = (chunk: number) => besideOff(besideExchange(streaming, [responses.plain], chunk), traced?.target, chunk)
+  const latencyTargets = latencyOrder(0)
+  const streamTargets = streamOrder(0)
   log(`latency at 1 connection, non-streaming (${latencyTargets.map((t) => t.label).join(", ")})...`)
-  const latency = await sequentialPhase(latencyTargets, false, settings.latencyRequests, false, (chunk) => besideExchange(running, [responses.plain, responses.stored], chunk))
+  const latency = await sequentialPhase(latencyTargets, false, settings.latencyRequests, false, latencyOrder)
   log(`time to first byte at 1 connection, stream: true (${streamTargets.map((t) => t.label).join(", ")})...`)
-  const ttfb = await sequentialPhase(streamTargets, true, settings.streamRequests, false, (chunk) => besideExchange(streaming, [responses.plain], chunk))
+  const ttfb = await sequentialPhase(streamTargets, true, settings.streamRequests, false, streamOrder)
 
   log(`throughput at ${n} connections, non-streaming: every target, and the exchange again over ${n} accounts (connection i sending account i's key)...`)
   const leftAfterRounds: Array<string> = []
@@ -193,13 +214,24 @@ const main = async (): Promise<number> => {
     }
     return [one, overResponses, many]
   })
-  // As above: the Responses load run after chat's one-account run in even rounds, before it in odd ones.
-  const throughput = await loadPhase(runs, (round) =>
-    round % 2 === 0 ? runs : runs.flatMap((run) => (run.key === "responses" ? [] : run.key === "exchange" ? [runs.find((r) => r.key === "responses")!, run] : [run]))
+  const tracedRun: LoadRun | undefined =
+    traced === undefined
+      ? undefined
+      : { key: "exchange-traced", label: traced.target.label, target: traced.target, run: (seconds) => load(traced.target, seconds), after: () => afterTracedLoad(traced, drain) }
+  const allRuns = besideOff(runs, tracedRun, 0)
+  // As above: the Responses load run after chat's one-account run in even rounds, before it in odd ones; the traced
+  // exchange right beside chat's one-account run the same way.
+  const throughput = await loadPhase(allRuns, (round) =>
+    besideOff(
+      round % 2 === 0 ? runs : runs.flatMap((run) => (run.key === "responses" ? [] : run.key === "exchange" ? [runs.find((r) => r.key === "responses")!, run] : [run])),
+      tracedRun,
+      round
+    )
   )
 
   const rss = new Map<TargetKey, number>()
   for (const target of running) rss.set(target.key, await rssMb(target.child!.pid))
+  if (traced !== undefined) rss.set(traced.target.key, await rssMb(traced.exchange.child.pid))
   log(`RSS after the runs: ${running.map((t) => `${t.label} ${ms(rss.get(t.key))} MB`).join(", ")}`)
 
   log(`checking the billing of the ${n} accounts...`)
@@ -211,6 +243,8 @@ const main = async (): Promise<number> => {
   const responsesAfter = await drained(responsesAccount, 30_000)
   const responsesBilling = checkResponsesAccount(responsesAccount, responsesAfter.spentWei, responses, responsesCharges)
   for (const line of [...responsesBilling.lines, ...responsesBilling.problems]) log(`  ${line}`)
+  const tracedBilling = traced === undefined ? { answered: 0, problems: [], lines: [] } : await checkTracedAccount(traced)
+  for (const line of [...tracedBilling.lines, ...tracedBilling.problems]) log(`  ${line}`)
 
   log("measuring the charge of each of the mix's requests...")
   const mixCharges = await measureMixCharges(exchange, exchangeTarget)
@@ -225,8 +259,8 @@ const main = async (): Promise<number> => {
   const mainBilling = checkMainAccount(exchange, after, exchangeTarget, charges, mixCharges)
   for (const line of [...mainBilling.lines, ...mainBilling.problems]) log(`  ${line}`)
   const billing = {
-    answered: mainBilling.answered + manyBilling.answered + responsesBilling.answered,
-    problems: [...mainBilling.problems, ...manyBilling.problems, ...responsesBilling.problems]
+    answered: mainBilling.answered + manyBilling.answered + responsesBilling.answered + tracedBilling.answered,
+    problems: [...mainBilling.problems, ...manyBilling.problems, ...responsesBilling.problems, ...tracedBilling.problems]
   }
 
   log("the ledger floor: DESIGN.md section 10's two statements per request (reserve, settle) alone, bare pg, on the bench's database...")
@@ -243,7 +277,7 @@ const main = async (): Promise<number> => {
       ` exchange on PostgreSQL with billing on (LOG_LEVEL=${settings.logLevel}, RATE_LIMIT_ENABLED=false).`
   )
   log("")
-  log(table(besideExchange(targets, [responses.plain, responses.stored]), results))
+  log(table(besideOff(besideExchange(targets, [responses.plain, responses.stored]), traced?.target, 0), results))
   log("")
   const responsesBeside = besideChat(results, n)
   log(
@@ -257,6 +291,17 @@ const main = async (): Promise<number> => {
   log("")
   log(mixTable(targets, mixLatency, mixTtfb))
   log("")
+  const offOn = traced === undefined ? undefined : await tracesOffOn(traced, results)
+  if (offOn !== undefined) {
+    log(
+      `Traces off vs on (off: the exchange row, OTEL_EXPORTER_OTLP_ENDPOINT unset, its tracer disabled: no exporter, no spans built; on: a second exchange process on a database of its own,` +
+        ` ${Object.entries(traced!.env).map(([key, value]) => `${key}=${value}`).join(", ")} (the bench's in-process OTLP sink), sampler ratio 1: every request traced and exported;` +
+        " the two beside each other in every chunk and round, on after off in the first, third, ... and before it in the others):"
+    )
+    log("")
+    for (const line of offOn.lines) log(line)
+    log("")
+  }
   log(
     "Added = the target's percentile minus the direct one's (ms). req/s = 2xx answers / run time of the median round; `1 account`: every connection sends the same API key;" +
       ` \`${n} accounts\`: connection i sends account i's key (one autocannon instance, ${n} connections); the references have no accounts, so their ${n}-accounts figure is their` +
@@ -274,7 +319,7 @@ const main = async (): Promise<number> => {
     )
   }
   log("")
-  const outcomes = [...verdicts(targets, results, { billing, serviceLog }), ...responsesBeside.verdicts]
+  const outcomes = [...verdicts(targets, results, { billing, serviceLog }), ...responsesBeside.verdicts, ...(offOn?.verdicts ?? [])]
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
   const bareP50 = results.latency.get("bare")?.p50
@@ -295,7 +340,7 @@ const main = async (): Promise<number> => {
   }
   if (serviceLog.otherStdout() > 0) log(`The exchange also wrote ${serviceLog.otherStdout()} non-JSON line(s) on stdout (not counted as WARN).`)
 
-  const failed = runs.flatMap((run) => {
+  const failed = allRuns.flatMap((run) => {
     const t = throughput.get(run.key)
     return t === undefined || t.errors + t.timeouts + t.non2xx === 0
       ? []
@@ -303,7 +348,9 @@ const main = async (): Promise<number> => {
   })
   if (failed.length > 0) console.error(`requests failed under load:\n  ${failed.join("\n  ")}`)
   if (billing.problems.length > 0) console.error(`billing check failed: ${billing.problems.join("; ")}`)
-  return failed.length > 0 || billing.problems.length > 0 ? 1 : 0
+  const tracingProblems = offOn?.problems ?? []
+  if (tracingProblems.length > 0) console.error(`traces on: ${tracingProblems.join("; ")}`)
+  return failed.length > 0 || billing.problems.length > 0 || tracingProblems.length > 0 ? 1 : 0
 }
 
 await runBench("bench:exchange", main)

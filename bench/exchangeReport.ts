@@ -45,7 +45,13 @@ export const table = (targets: ReadonlyArray<Target>, results: Results) => {
           : [ms(ttfb?.p50), ms(ttfb?.p99), isDirect ? "-" : signedMs((ttfb?.p50 ?? Number.NaN) - (directTtfb?.p50 ?? Number.NaN))]
     // The references have no accounts: over many accounts they are what they are over one.
     const accounts =
-      target.key === "exchange" ? rate(results.throughput.get("exchange-accounts")) : responses ? "-" : throughput === undefined ? "n/a" : `= ${rate(throughput)}`
+      target.key === "exchange"
+        ? rate(results.throughput.get("exchange-accounts"))
+        : responses || target.key === "exchange-traced"
+          ? "-"
+          : throughput === undefined
+            ? "n/a"
+            : `= ${rate(throughput)}`
     lines.push(
       `| ${[
         target.label,

@@ -7,8 +7,11 @@ import type { Child } from "./exchangeTargets.ts"
 
 // ---------------------------------------------------------------------------------------------- targets and requests
 
-/** The four targets of chat completions, and the exchange again over `POST /v1/responses` (bench/exchangeResponses.ts). */
-export type TargetKey = "direct" | "bare" | "exchange" | "portkey" | "responses" | "responses-stored"
+/**
+ * The four targets of chat completions, the exchange again over `POST /v1/responses` (bench/exchangeResponses.ts),
+ * and a second exchange process with traces on (bench/exchangeTracing.ts).
+ */
+export type TargetKey = "direct" | "bare" | "exchange" | "portkey" | "responses" | "responses-stored" | "exchange-traced"
 
 export interface Target {
   readonly key: TargetKey
@@ -179,7 +182,7 @@ export const probe = async (target: Target, kinds: ReadonlyArray<boolean> = [fal
       if (target.key !== "portkey") {
         const failure = `${target.label}: the ${stream ? "streaming" : "non-streaming"} probe ${problem}`
         // The exchange's own log says why (a 500 carries no detail).
-        if (target.child !== undefined && target.key === "exchange") {
+        if (target.child !== undefined && (target.key === "exchange" || target.key === "exchange-traced")) {
           await sleep(200)
           throw new RequestFailure(`${failure}\n--- its output (last 3000 characters) ---\n${stripAnsi(target.child.output()).slice(-3000)}`)
         }

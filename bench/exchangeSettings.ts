@@ -20,6 +20,8 @@ export const settings = {
   /** BENCH_SYNCHRONOUS_COMMIT=off: the bench database commits without waiting for fsync (to separate disk from code). */
   syncCommitOff: process.env["BENCH_SYNCHRONOUS_COMMIT"]?.trim() === "off",
   portkey: flag("BENCH_PORTKEY", true),
+  /** BENCH_TRACING=false: no second exchange with traces on (bench/exchangeTracing.ts). */
+  tracing: flag("BENCH_TRACING", true),
   cpuProfDir: process.env["BENCH_CPU_PROF_DIR"]?.trim() || undefined
 }
 

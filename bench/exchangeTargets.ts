@@ -273,7 +273,17 @@ const benchProvidersFile = (): string => {
   return file
 }
 
-export const startExchange = async (simulatorUrl: string, databaseUrl: string, serviceLog: ServiceLog): Promise<Exchange> => {
+/**
+ * The exchange on `databaseUrl`; `options.env` is added to its environment (bench/exchangeTracing.ts: the OTLP
+ * variables), `options.name` names it in the bench's log ("the exchange" by default).
+ */
+export const startExchange = async (
+  simulatorUrl: string,
+  databaseUrl: string,
+  serviceLog: ServiceLog,
+  options: { readonly name?: string; readonly env?: NodeJS.ProcessEnv } = {}
+): Promise<Exchange> => {
+  const name = options.name ?? "the exchange"
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
   onCleanup("the temporary DATA_DIR", async () => Fs.rmSync(dataDir, { recursive: true, force: true }))
   const priceDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-prices-"))
@@ -300,13 +310,15 @@ export const startExchange = async (simulatorUrl: string, databaseUrl: string, s
     TRUST_PROXY: "true",
     PRICE_DATA_DIR: priceDir,
     PRICE_SCAN_INTERVAL_HOURS: "24",
-    CHAIN_SYNC_INTERVAL_SECONDS: "0"
+    CHAIN_SYNC_INTERVAL_SECONDS: "0",
+    ...options.env
   }
   const args = [...(settings.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${Path.resolve(settings.cpuProfDir)}`]), "--import", "tsx", "src/main.ts"]
   log(
-    `starting the exchange... (node ${args.join(" ")}; PORT ${port}; DATA_DIR ${dataDir}; PRICE_DATA_DIR ${priceDir}; LOG_LEVEL=${settings.logLevel}; RATE_LIMIT_ENABLED=false)`
+    `starting ${name}... (node ${args.join(" ")}; PORT ${port}; DATA_DIR ${dataDir}; PRICE_DATA_DIR ${priceDir}; LOG_LEVEL=${settings.logLevel}; RATE_LIMIT_ENABLED=false` +
+      `${Object.entries(options.env ?? {}).map(([key, value]) => `; ${key}=${value}`).join("")})`
   )
-  const { handle } = startChild("the exchange", args, env, 20_000, serviceLog.onLine)
+  const { handle } = startChild(name, args, env, 20_000, serviceLog.onLine)
   const baseUrl = `http://127.0.0.1:${port}`
   const client = makeClient(baseUrl)
 
@@ -314,19 +326,19 @@ export const startExchange = async (simulatorUrl: string, databaseUrl: string, s
   const since = Date.now()
   let listening = false
   for (;;) {
-    if (handle.exitCode() !== null) throw childFailure(handle, `the exchange exited (${handle.exitCode()}) before it was ready`)
-    if (Date.now() - since > settings.startTimeoutMs) throw childFailure(handle, `the exchange was not routable within ${settings.startTimeoutMs / 1000} s`)
+    if (handle.exitCode() !== null) throw childFailure(handle, `${name} exited (${handle.exitCode()}) before it was ready`)
+    if (Date.now() - since > settings.startTimeoutMs) throw childFailure(handle, `${name} was not routable within ${settings.startTimeoutMs / 1000} s`)
     try {
       const models = await client.call("GET", "/v1/models")
       if (!listening) {
         listening = true
-        log(`exchange listening after ${((Date.now() - since) / 1000).toFixed(1)} s; waiting for the catalog...`)
+        log(`${name}: listening after ${((Date.now() - since) / 1000).toFixed(1)} s; waiting for the catalog...`)
       }
       const data = (models.body as { data?: Array<{ id?: unknown }> } | undefined)?.data
       if (models.status === 200 && Array.isArray(data) && data.length > 0) {
         if (!data.some((model) => model.id === EXCHANGE_MODEL)) throw childFailure(handle, `${EXCHANGE_MODEL} is not in GET /v1/models`)
         log(
-          `exchange routable after ${((Date.now() - since) / 1000).toFixed(1)} s (pid ${handle.pid}; ${data.length} models${handle.output().includes("ready at") ? "; logged ready" : ""})`
+          `${name}: routable after ${((Date.now() - since) / 1000).toFixed(1)} s (pid ${handle.pid}; ${data.length} models${handle.output().includes("ready at") ? "; logged ready" : ""})`
         )
         break
       }
