@@ -3,7 +3,8 @@
  * OTLP/HTTP receiver in this test, which decodes what arrives (OTLP JSON). Each request is one trace under the
  * client's `traceparent` (the inference route's, the stack's, the oracle's fast path), with the service spans, each
  * upstream attempt, the ledger's SQL and the settlement; nothing of the trace reaches the vendor; the JSON log lines
- * name the trace; a job runs as a trace of its own; a client's unsampled trace exports nothing.
+ * name the trace; a job runs as a trace of its own; a client's unsampled trace exports nothing; the metrics are pushed
+ * to the same collector.
  */
 import { randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
@@ -41,6 +42,8 @@ const SERVER = 2
 const CLIENT = 3
 
 const received: Array<Received> = []
+/** The metrics of the last OTLP metrics export, by name. */
+let lastMetrics = new Map<string, { readonly name: string; readonly sum?: { readonly dataPoints: ReadonlyArray<{ readonly attributes: OtlpSpan["attributes"]; readonly asDouble?: number; readonly asInt?: string | number }> } }>()
 const exportHeaders: Array<Http.IncomingHttpHeaders> = []
 let receiver: Http.Server
 let fx: ExchangeFixture
@@ -79,18 +82,30 @@ const newTraceparent = (flags = "01") => {
   return { traceId, parentId, header: `00-${traceId}-${parentId}-${flags}` }
 }
 
-const chat = (headers: Record<string, string>, body: Record<string, unknown> = {}) =>
-  fetch(`${baseUrl}/v1/chat/completions`, {
+/** Completions answered 200 by the traced replica so far. */
+let completed = 0
+
+const chat = async (headers: Record<string, string>, body: Record<string, unknown> = {}) => {
+  const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", ...headers },
     body: JSON.stringify({ model: "openai/gpt-4.1", messages: [{ role: "user", content: "Trace me" }], max_tokens: 16, ...body })
   })
+  if (response.status === 200) completed += 1
+  return response
+}
 
 beforeAll(async () => {
   receiver = Http.createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
+      if (request.method === "POST" && request.url === "/v1/metrics") {
+        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+          resourceMetrics: ReadonlyArray<{ scopeMetrics: ReadonlyArray<{ metrics: ReadonlyArray<typeof lastMetrics extends Map<string, infer M> ? M : never> }> }>
+        }
+        lastMetrics = new Map(body.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics.map((m) => [m.name, m] as const))))
+      }
       if (request.method === "POST" && request.url === "/v1/traces") {
         exportHeaders.push(request.headers)
         const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
@@ -138,7 +153,8 @@ beforeAll(async () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `${receiverUrl}/`,
       OTEL_EXPORTER_OTLP_HEADERS: "x-collector-token=s%3Dcret,x-tenant=cx",
       OTEL_SERVICE_NAME: "cx-traced",
-      OTEL_BSP_SCHEDULE_DELAY: "100"
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_METRIC_EXPORT_INTERVAL: "300"
     })
   )
   baseUrl = `http://127.0.0.1:${port}`
@@ -262,6 +278,20 @@ describe("traces over OTLP/HTTP", () => {
     await (await chat({ traceparent: after.header })).json()
     await awaitSpan(after.traceId, "Settlement.settle")
     expect(spansOf(unsampled.traceId)).toEqual([])
+  })
+
+  it("pushes the cx_* metrics to the same collector", async () => {
+    const answered = (point: { readonly attributes: OtlpSpan["attributes"] }) =>
+      point.attributes.some((a) => a.key === "route" && a.value.stringValue === "/v1/chat/completions") &&
+      point.attributes.some((a) => a.key === "status" && a.value.stringValue === "200")
+    const exported = () =>
+      (lastMetrics.get("cx_http_requests_total")?.sum?.dataPoints ?? []).filter(answered).reduce((total, point) => total + Number(point.asDouble ?? point.asInt ?? 0), 0)
+    // Every completion this suite had answered 200 on this replica, through the route and the stack alike.
+    expect(completed).toBeGreaterThanOrEqual(7)
+    await waitFor("cx_http_requests_total over OTLP", async () => exported() === completed || undefined, 10_000, 50).catch(() => {
+      throw new Error(`the collector holds ${exported()} answered completions, the suite counted ${completed}`)
+    })
+    expect(lastMetrics.has("cx_upstream_attempts_total")).toBe(true)
   })
 
   it("runs a background job as a trace of its own", async () => {

@@ -66,13 +66,18 @@ const load = (env: Record<string, string>) =>
   Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
 
 describe("the OTEL_* configuration", () => {
-  it("is off without an endpoint; the base endpoint gains /v1/traces, the traces endpoint is taken as given", () => {
+  it("is off without an endpoint; the base endpoint gains /v1/traces and /v1/metrics, a signal's own endpoint is taken as given", () => {
     const off = Either.getOrThrow(load({}))
     expect(Option.isNone(off.tracing.url)).toBe(true)
     expect([off.tracing.sampleRatio, off.tracing.exportIntervalMs]).toEqual([1, 5000])
     expect(Either.getOrThrow(load({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).tracing.url).toEqual(Option.some("http://collector:4318/v1/traces"))
     const both = load({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example/ingest" })
     expect(Either.getOrThrow(both).tracing.url).toEqual(Option.some("https://traces.example/ingest"))
+    // The metrics go to the same collector, or to their own endpoint.
+    expect(Either.getOrThrow(both).metrics.otlpUrl).toEqual(Option.some("http://collector:4318/v1/metrics"))
+    expect(Option.isNone(off.metrics.otlpUrl)).toBe(true)
+    const metricsOnly = Either.getOrThrow(load({ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: "http://m:4318/v1/metrics", OTEL_METRIC_EXPORT_INTERVAL: "15000" }))
+    expect([metricsOnly.metrics.otlpUrl, metricsOnly.metrics.otlpIntervalMs, metricsOnly.tracing.url]).toEqual([Option.some("http://m:4318/v1/metrics"), 15000, Option.none()])
   })
 
   it("reads the headers percent-decoded and never prints them; refuses a malformed list, a ratio outside 0..1, a URL that is not http(s)", () => {

@@ -70,17 +70,18 @@ export type SimulatorSetting = "on" | "off" | "auto"
 export const LogFormat = ["pretty", "json"] as const
 export type LogFormat = (typeof LogFormat)[number]
 
-/** OTLP/HTTP's traces URL: the signal's own variable as given, else the base endpoint's `/v1/traces`. */
-const otlpTracesUrl = Config.all({
-  traces: optionalString("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-  base: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
-}).pipe(
-  Config.map(({ base, traces }) => Option.orElse(traces, () => Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/traces`))),
-  Config.validate({
-    message: "OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) must be an http(s) URL",
-    validation: (url) => Option.isNone(url) || /^https?:\/\/\S+$/.test(url.value)
-  })
-)
+/** OTLP/HTTP's URL for a signal: its own variable as given, else the base endpoint's `/v1/<signal>`. */
+const otlpUrl = (signal: "traces" | "metrics") =>
+  Config.all({
+    own: optionalString(`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`),
+    base: optionalString("OTEL_EXPORTER_OTLP_ENDPOINT")
+  }).pipe(
+    Config.map(({ base, own }) => Option.orElse(own, () => Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/${signal}`))),
+    Config.validate({
+      message: `OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT) must be an http(s) URL`,
+      validation: (url) => Option.isNone(url) || /^https?:\/\/\S+$/.test(url.value)
+    })
+  )
 
 /** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded (the OTel spec's form). */
 const otlpHeaders = optionalString("OTEL_EXPORTER_OTLP_HEADERS").pipe(
@@ -113,11 +114,14 @@ export const appConfig = Config.all({
     ),
     host: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
     /** The standard OpenTelemetry variable: the `service.name` the metrics (and traces) carry. */
-    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("compute-exchange"))
+    serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("compute-exchange")),
+    /** The same metrics pushed over OTLP/HTTP to a collector, when an endpoint is set. */
+    otlpUrl: otlpUrl("metrics"),
+    otlpIntervalMs: positiveInteger("OTEL_METRIC_EXPORT_INTERVAL", 60_000)
   }),
   /** Traces over OTLP/HTTP JSON (DESIGN.md section 15); no endpoint: no tracer at all (spans cost nothing). */
   tracing: Config.all({
-    url: otlpTracesUrl,
+    url: otlpUrl("traces"),
     headers: otlpHeaders,
     /** The share of traces a request starts (a client's sampled `traceparent` is always followed). */
     sampleRatio: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
