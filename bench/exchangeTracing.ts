@@ -16,7 +16,9 @@
  * The sink reads each POST body whole, parses `resourceSpans[].scopeSpans[].spans[]`, groups the spans by trace and
  * names each trace by its parentless span (`POST /v1/chat/completions` for a completion, whose server span the bench
  * starts, sending no traceparent), and answers 200 `{}`. Spans per traced request = the spans of the completion
- * traces over their number; a run whose sink received no span fails (the traces were not exported).
+ * traces over their number; a run whose sink received no span fails (the traces were not exported). A POST to another
+ * signal's path (the service also pushes its metrics to `${endpoint}/v1/metrics` every OTEL_METRIC_EXPORT_INTERVAL,
+ * 60 s by default) is read whole, answered 200 `{}` as a collector would, and counted apart.
  */
 import * as Http from "node:http"
 import * as Zlib from "node:zlib"
@@ -44,8 +46,10 @@ export interface OtlpSink {
   readonly url: string
   /** Spans received so far. */
   readonly spans: () => number
-  /** POSTs answered 200, and those that could not be read (answered 400). */
+  /** POSTs to /v1/traces answered 200, and requests that could not be read (answered 400 or 404). */
   readonly posts: () => { readonly ok: number; readonly bad: number; readonly bytes: number }
+  /** POSTs to other paths (another signal: /v1/metrics, /v1/logs), by path: answered 200, not parsed. */
+  readonly otherSignals: () => ReadonlyMap<string, { readonly posts: number; readonly bytes: number }>
   /** Traces by the name of their parentless span ("(no root received)" while it has not come): count and spans. */
   readonly traces: () => ReadonlyMap<string, { readonly traces: number; readonly spans: number }>
 }
@@ -58,6 +62,7 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
   let bytes = 0
   // traceId -> its spans so far and its root's name once received.
   const byTrace = new Map<string, { spans: number; root: string | undefined }>()
+  const otherSignals = new Map<string, { posts: number; bytes: number }>()
   const read = (body: Buffer) => {
     const parsed = JSON.parse(body.toString("utf8")) as OtlpJson
     for (const resource of parsed.resourceSpans ?? []) {
@@ -77,9 +82,16 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
-      if (request.method !== "POST" || request.url?.split("?")[0] !== "/v1/traces") {
+      const path = request.url?.split("?")[0] ?? ""
+      if (request.method !== "POST") {
         bad++
         response.writeHead(404, { "content-type": "application/json" }).end("{}")
+        return
+      }
+      if (path !== "/v1/traces") {
+        const so = otherSignals.get(path) ?? { posts: 0, bytes: 0 }
+        otherSignals.set(path, { posts: so.posts + 1, bytes: so.bytes + Buffer.concat(chunks).length })
+        response.writeHead(200, { "content-type": "application/json" }).end("{}")
         return
       }
       try {
@@ -107,6 +119,7 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
     url,
     spans: () => spans,
     posts: () => ({ ok, bad, bytes }),
+    otherSignals: () => otherSignals,
     traces: () => {
       const out = new Map<string, { traces: number; spans: number }>()
       for (const trace of byTrace.values()) {
@@ -238,11 +251,13 @@ export const tracesOffOn = async (
     .sort((a, b) => b[1].traces - a[1].traces)
     .map(([name, so]) => `${name} x${so.traces} (${so.spans} spans)`)
   const warned = traced.serviceLog.count()
+  const otherPosts = [...traced.sink.otherSignals().entries()].map(([path, so]) => `POST ${path} x${so.posts} (${(so.bytes / 1e3).toFixed(0)} KB)`)
   lines.push(
     "",
     `Sink: ${spans} spans in ${posts.ok} POSTs (${(posts.bytes / 1e6).toFixed(1)} MB of JSON${posts.bad === 0 ? "" : `; ${posts.bad} unreadable`}); ${completions?.traces ?? 0} traces rooted in ${COMPLETION_ROOT}` +
       ` (the bench got ${answered} 2xx completions from the traced exchange; a load run's abandoned requests are traced too), ${fixed(perRequest, 1)} spans each on average;` +
-      ` other traces: ${others.length === 0 ? "none" : others.slice(0, 8).join(", ")}.`,
+      ` other traces: ${others.length === 0 ? "none" : others.slice(0, 8).join(", ")}.` +
+      (otherPosts.length === 0 ? "" : ` The same endpoint also received ${otherPosts.join(", ")} (another signal, answered 200 and not counted).`),
     `The traced exchange logged ${warned} line(s) at WARN or above${warned === 0 ? "" : `: ${traced.serviceLog.byMessage().slice(0, 3).join("; ")}`}.`
   )
   const problems = spans === 0 ? [noSpans(traced)] : completions === undefined || completions.traces === 0 ? [`the OTLP sink received ${spans} spans but no trace rooted in ${COMPLETION_ROOT}`] : []
