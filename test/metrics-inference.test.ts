@@ -78,6 +78,7 @@ const WATCHED: Expectation = [
   ["cx_inference_requests_total", { outcome: "completed" }, 0],
   ["cx_inference_requests_total", { outcome: "interrupted" }, 0],
   ["cx_inference_duration_seconds_count", {}, 0],
+  ["cx_inference_first_event_seconds_count", {}, 0],
   ["cx_upstream_attempts_total", { outcome: "served" }, 0],
   ["cx_upstream_attempts_total", { outcome: "status" }, 0],
   ["cx_upstream_attempts_total", {}, 0],
@@ -248,6 +249,7 @@ describe("inference metrics scraped by Debian's prometheus", () => {
     await expectDeltas(before, [
       ["cx_inference_requests_total", { outcome: "completed" }, 1],
       ["cx_inference_duration_seconds_count", {}, 1],
+      ["cx_inference_first_event_seconds_count", {}, 1],
       ["cx_upstream_attempts_total", { outcome: "served" }, 1],
       ["cx_upstream_attempts_total", {}, 1],
       ["cx_upstream_first_event_seconds_count", {}, 1],
@@ -281,6 +283,7 @@ describe("inference metrics scraped by Debian's prometheus", () => {
       await expectDeltas(before, [
         ["cx_inference_requests_total", { outcome: "interrupted" }, 1],
         ["cx_inference_duration_seconds_count", {}, 1],
+        ["cx_inference_first_event_seconds_count", {}, 1],
         ["cx_upstream_attempts_total", { outcome: "served" }, 1],
         ["cx_upstream_attempts_total", {}, 1],
         ["cx_upstream_first_event_seconds_count", {}, 1],

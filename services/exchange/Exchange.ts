@@ -29,7 +29,7 @@ import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./Reque
 import { SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
 import { type Served, UpstreamRouter } from "./UpstreamRouter.ts"
-import { recordInference } from "../platform/metrics.ts"
+import { recordInference, recordInferenceFirstEvent } from "../platform/metrics.ts"
 
 export type { InboundFormatName, InferenceCall } from "./RequestPlanner.ts"
 
@@ -292,6 +292,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             return yield* Deferred.succeed(reply, { _tag: "Whole", meta, route, result, settled })
           }
 
+          recordInferenceFirstEvent(call.format, served.model.vendor, ((yield* Clock.currentTimeMillis) - createdAt.getTime()) / 1000)
           const relay = yield* relayStream({
             upstream: served.reply.events,
             withheld: (event) => excludesReasoning && isReasoningText(event),

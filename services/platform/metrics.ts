@@ -24,6 +24,11 @@ export const inferenceRequests = Metric.counter("cx_inference_requests_total", {
   incremental: true
 })
 export const inferenceDuration = Metric.histogram("cx_inference_duration_seconds", SECONDS, "Inference requests' whole duration, by format and provider")
+export const inferenceFirstEvent = Metric.histogram(
+  "cx_inference_first_event_seconds",
+  SECONDS,
+  "Streams: from the exchange taking the request to its first event from the vendor (what the client's first byte waits on), by format and provider"
+)
 export const inferenceTokens = Metric.counter("cx_inference_tokens_total", {
   description: "Tokens billed, by provider and bucket (input, cached_input, cache_write_5m, cache_write_1h, output, reasoning_output)",
   incremental: true
@@ -130,6 +135,10 @@ export const recordUpstreamAttempt = (provider: string, key: string, outcome: st
 /** A key rested: `key` is its label (`openai#1`), `reason` the failure kind that rested it. */
 export const recordKeyCooldown = (provider: string, key: string, reason: string): void =>
   upstreamKeyCooldowns.unsafeUpdate(1, labels({ provider, key, reason }))
+
+/** A stream's first event is in hand, `seconds` after the exchange took the request. */
+export const recordInferenceFirstEvent = (format: string, provider: string, seconds: number): void =>
+  inferenceFirstEvent.unsafeUpdate(seconds, labels({ format, provider }))
 
 export const recordRateLimitRefusal = (scope: string): void => rateLimitRefusals.unsafeUpdate(1, labels({ scope }))
 
