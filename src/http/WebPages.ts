@@ -83,6 +83,8 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
       ])
     )
     const { scripts, styles } = manifest.pages.public
+    // Inlined in every page: on a first visit a linked stylesheet is one more round trip before the first paint.
+    const css = styles.map((file) => assets.get(Path.basename(file))?.bytes.toString() ?? "").join("\n")
 
     /** Where canonical and Open Graph URLs point: PUBLIC_BASE_URL, else the address the request came to. */
     const originOf = (request: HttpServerRequest.HttpServerRequest) =>
@@ -109,7 +111,7 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
         const location = `${baseFor(path)}${answer.location.slice(1)}`
         return { body: new Uint8Array(), etag: "", status: 301, location }
       }
-      const html = renderDocument(answer.data, { base: baseFor(path), origin, styles, scripts })
+      const html = renderDocument(answer.data, { base: baseFor(path), origin, css, scripts })
       const body = utf8.encode(html)
       return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`, status: answer.status }
     }

@@ -9,7 +9,8 @@ export interface DocumentShell {
   readonly base: string
   /** Absolute root for canonical and Open Graph URLs: `https://index.example.com` (no trailing slash). */
   readonly origin: string
-  readonly styles: ReadonlyArray<string>
+  /** The stylesheet's text, inlined: a first visit paints without waiting for a second request. */
+  readonly css: string
   readonly scripts: ReadonlyArray<string>
 }
 

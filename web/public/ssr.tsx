@@ -34,7 +34,7 @@ export const renderDocument: RenderDocument = (data: PageData, shell: DocumentSh
 <meta property="og:description" content="${description}">
 <meta property="og:url" content="${escapeHtml(url)}">
 <meta name="twitter:card" content="summary">
-${data.page === "notFound" ? '<meta name="robots" content="noindex">\n' : ""}${shell.styles.map((href) => `<link rel="stylesheet" href="./${href}">`).join("\n")}
+${data.page === "notFound" ? '<meta name="robots" content="noindex">\n' : ""}<style>${shell.css.replace(/<\/style/gi, "<\\/style")}</style>
 ${shell.scripts.map((src) => `<script type="module" src="./${src}"></script>`).join("\n")}
 </head>
 <body>
