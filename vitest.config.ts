@@ -12,6 +12,10 @@ export default defineConfig({
     // took 250 s of a 1,480 s run). Every suite starts and closes what it uses; test/support/effectVitest.ts resets
     // the one piece of module state @effect/vitest shares between files.
     isolate: false,
+    // Two files at a time on the 2-core machine: most of a suite's time is waiting (a service's start, a browser, a
+    // database), which the other worker fills (vitest's default here would be one worker: cores - 1).
+    maxWorkers: 2,
+    minWorkers: 1,
     reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })
