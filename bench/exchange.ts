@@ -26,7 +26,10 @@
  *            exchange row is "traces off": it runs without the variable, its tracer disabled. Measured in the
  *            latency, TTFB and one-account load phases, each run right beside the exchange's (after it in the first,
  *            third, ... chunk and round, before it in the others), and printed as a row of the table and a "traces
- *            off vs on" block (added p50, throughput and CPU-per-request ratios, spans received per traced request).
+ *            off vs on" block (added p50, throughput and CPU-per-request ratios, spans received per traced request),
+ *            with where a request's time goes: the traced exchange's own spans over its latency-phase requests, per
+ *            stage (bench/exchangeStages.ts: the request's server span, what lies outside Exchange.serve, planning,
+ *            the reservation, the upstream call, the settlement, the SQL statements).
  *
  * Phases, every target in turn within each round (never two at once), so that drift on the machine spreads over all:
  *   latency   1 connection, sequential non-streaming requests: BENCH_LATENCY_WARMUP unmeasured, then
@@ -93,7 +96,7 @@ import { checkAccounts, checkMainAccount, drained, drainedAll, measureCharges, m
 import { makeServiceLog } from "./exchangeLog.ts"
 import { type Results, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
 import { besideChat, checkResponsesAccount, checkStorage, makeResponsesTargets, measureResponsesCharges } from "./exchangeResponses.ts"
-import { afterTracedLoad, besideOff, checkExported, checkTracedAccount, measureTracedCharges, startTraced, tracesOffOn } from "./exchangeTracing.ts"
+import { afterTracedLoad, besideOff, checkExported, checkTracedAccount, latencyStagesOf, measureTracedCharges, startTraced, tracesOffOn } from "./exchangeTracing.ts"
 
 const main = async (): Promise<number> => {
   const n = settings.connections
@@ -171,7 +174,9 @@ const main = async (): Promise<number> => {
   const latencyTargets = latencyOrder(0)
   const streamTargets = streamOrder(0)
   log(`latency at 1 connection, non-streaming (${latencyTargets.map((t) => t.label).join(", ")})...`)
+  const stagesBefore = traced?.sink.stages.snapshot()
   const latency = await sequentialPhase(latencyTargets, false, settings.latencyRequests, false, latencyOrder)
+  const latencyStages = traced === undefined ? undefined : await latencyStagesOf(traced, stagesBefore!)
   log(`time to first byte at 1 connection, stream: true (${streamTargets.map((t) => t.label).join(", ")})...`)
   const ttfb = await sequentialPhase(streamTargets, true, settings.streamRequests, false, streamOrder)
 
@@ -291,7 +296,7 @@ const main = async (): Promise<number> => {
   log("")
   log(mixTable(targets, mixLatency, mixTtfb))
   log("")
-  const offOn = traced === undefined ? undefined : await tracesOffOn(traced, results)
+  const offOn = traced === undefined ? undefined : await tracesOffOn(traced, results, latencyStages)
   if (offOn !== undefined) {
     log(
       `Traces off vs on (off: the exchange row, OTEL_EXPORTER_OTLP_ENDPOINT unset, its tracer disabled: no exporter, no spans built; on: a second exchange process on a database of its own,` +

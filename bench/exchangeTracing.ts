@@ -30,6 +30,7 @@ import type { SequentialFigures } from "./exchangeMeasure.ts"
 import { makeTarget, type Target } from "./exchangeRequests.ts"
 import type { Results, Verdict } from "./exchangeReport.ts"
 import { createDatabase, type Exchange, startExchange } from "./exchangeTargets.ts"
+import { makeStageAggregator, type StageAggregator, type StageTotals, stageLines } from "./exchangeStages.ts"
 
 /** OTEL_BSP_SCHEDULE_DELAY of the traced exchange (ms): how often its spans are POSTed to the sink. */
 export const TRACED_EXPORT_INTERVAL_MS = 1_000
@@ -39,7 +40,11 @@ const COMPLETION_ROOT = "POST /v1/chat/completions"
 // ---------------------------------------------------------------------------------------------- the OTLP sink
 
 interface OtlpJson {
-  readonly resourceSpans?: ReadonlyArray<{ readonly scopeSpans?: ReadonlyArray<{ readonly spans?: ReadonlyArray<{ traceId?: unknown; parentSpanId?: unknown; name?: unknown }> }> }>
+  readonly resourceSpans?: ReadonlyArray<{
+    readonly scopeSpans?: ReadonlyArray<{
+      readonly spans?: ReadonlyArray<{ traceId?: unknown; parentSpanId?: unknown; name?: unknown; startTimeUnixNano?: unknown; endTimeUnixNano?: unknown }>
+    }>
+  }>
 }
 
 export interface OtlpSink {
@@ -52,6 +57,8 @@ export interface OtlpSink {
   readonly otherSignals: () => ReadonlyMap<string, { readonly posts: number; readonly bytes: number }>
   /** Traces by the name of their parentless span ("(no root received)" while it has not come): count and spans. */
   readonly traces: () => ReadonlyMap<string, { readonly traces: number; readonly spans: number }>
+  /** The completions' time per span name (bench/exchangeStages.ts). */
+  readonly stages: StageAggregator
 }
 
 /** An OTLP/HTTP JSON receiver on 127.0.0.1 (an ephemeral port), in the bench's process; closed on clean-up. */
@@ -63,6 +70,8 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
   // traceId -> its spans so far and its root's name once received.
   const byTrace = new Map<string, { spans: number; root: string | undefined }>()
   const otherSignals = new Map<string, { posts: number; bytes: number }>()
+  const stages = makeStageAggregator(COMPLETION_ROOT)
+  const nanos = (value: unknown) => (typeof value === "string" && /^\d+$/.test(value) ? BigInt(value) : 0n)
   const read = (body: Buffer) => {
     const parsed = JSON.parse(body.toString("utf8")) as OtlpJson
     for (const resource of parsed.resourceSpans ?? []) {
@@ -72,8 +81,10 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
           const traceId = String(span.traceId)
           const trace = byTrace.get(traceId) ?? { spans: 0, root: undefined }
           trace.spans++
-          if (span.parentSpanId === undefined || span.parentSpanId === "" || span.parentSpanId === null) trace.root = String(span.name)
+          const isRoot = span.parentSpanId === undefined || span.parentSpanId === "" || span.parentSpanId === null
+          if (isRoot) trace.root = String(span.name)
           byTrace.set(traceId, trace)
+          stages.add(traceId, String(span.name), isRoot, nanos(span.endTimeUnixNano) - nanos(span.startTimeUnixNano))
         }
       }
     }
@@ -120,6 +131,7 @@ export const startOtlpSink = async (): Promise<OtlpSink> => {
     spans: () => spans,
     posts: () => ({ ok, bad, bytes }),
     otherSignals: () => otherSignals,
+    stages,
     traces: () => {
       const out = new Map<string, { traces: number; spans: number }>()
       for (const trace of byTrace.values()) {
@@ -185,6 +197,12 @@ export const afterTracedLoad = async (traced: Traced, drain: (which: string, wai
   return said
 }
 
+/** The latency phase's stages: its last spans exported (an interval and a little more), then the snapshot after it. */
+export const latencyStagesOf = async (traced: Traced, before: StageTotals) => {
+  await sleep(TRACED_EXPORT_INTERVAL_MS + 500)
+  return { before, after: traced.sink.stages.snapshot() }
+}
+
 export const measureTracedCharges = async (traced: Traced) => {
   log("  (traces on, its own exchange and account)")
   traced.charges = await measureCharges(traced.exchange, traced.target)
@@ -218,7 +236,8 @@ const chunkP50s = (figures: SequentialFigures | undefined) => figures?.chunks.ma
  */
 export const tracesOffOn = async (
   traced: Traced,
-  results: Results
+  results: Results,
+  latencyStages?: { readonly before: StageTotals; readonly after: StageTotals }
 ): Promise<{ readonly lines: ReadonlyArray<string>; readonly verdicts: ReadonlyArray<Verdict>; readonly problems: ReadonlyArray<string> }> => {
   // The last measured run's spans: OTEL_BSP_SCHEDULE_DELAY after it ended, and a little more.
   const wait = traced.lastRunEnded + 2 * TRACED_EXPORT_INTERVAL_MS + 500 - Date.now()
@@ -260,6 +279,14 @@ export const tracesOffOn = async (
       (otherPosts.length === 0 ? "" : ` The same endpoint also received ${otherPosts.join(", ")} (another signal, answered 200 and not counted).`),
     `The traced exchange logged ${warned} line(s) at WARN or above${warned === 0 ? "" : `: ${traced.serviceLog.byMessage().slice(0, 3).join("; ")}`}.`
   )
+  if (latencyStages !== undefined) {
+    lines.push(
+      "",
+      "Where a request's time goes (the traced exchange's own spans over its latency-phase requests, 1 connection, non-streaming; traced, so each figure includes its span's cost):",
+      "",
+      ...stageLines(COMPLETION_ROOT, latencyStages.before, latencyStages.after)
+    )
+  }
   const problems = spans === 0 ? [noSpans(traced)] : completions === undefined || completions.traces === 0 ? [`the OTLP sink received ${spans} spans but no trace rooted in ${COMPLETION_ROOT}`] : []
   const verdicts: Array<Verdict> = [
     {
