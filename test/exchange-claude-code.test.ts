@@ -67,7 +67,7 @@ const sendTurn = async (model: string, messages: ReadonlyArray<unknown>) => {
     if (event.delta.type === "input_json_delta") block.partial = (block.partial ?? "") + event.delta.partial_json
   }
   const content = blocks.map(({ partial, ...block }) => (block.type === "tool_use" ? { ...block, input: JSON.parse(partial || "{}") } : block))
-  return { id: start.id as string, response, content, stopReason: delta.delta.stop_reason as string, usage: delta.usage, bill: delta }
+  return { id: start.id as string, model: start.model as string, response, content, stopReason: delta.delta.stop_reason as string, usage: delta.usage, bill: delta }
 }
 
 /** The turn's bill from the usage the client was shown, at the model's rates plus 5%. */
@@ -88,14 +88,20 @@ const expectBilled = async (turn: Turn, model: keyof typeof RATES) => {
   return charge
 }
 
-/** Claude Code's second turn: its first turn, the assistant's reply as it came, then the tool's result. */
-const secondTurnMessages = (first: Turn) => {
+/**
+ * Claude Code's second turn, asking `model`: its first turn, the assistant's reply, then the tool's result. As
+ * Claude Code 2.1.197 does, the reply's signed thinking is replayed only when the reply's `model` is the id asked
+ * for now (it strips signed blocks of a reply from "another model"; Anthropic then refuses the tool loop).
+ */
+const secondTurnMessages = (first: Turn, model: string) => {
   const toolUse = first.content.find((b) => b.type === "tool_use")
   expect(toolUse, "the first turn calls a tool").toBeDefined()
   const result = toolTurn.body.messages.at(-1).content[0]
+  const signed = (b: any) => b.type === "redacted_thinking" || (b.type === "thinking" && Boolean(b.signature))
+  const replayed = first.model === model ? first.content : first.content.filter((b) => !signed(b))
   return [
     ...firstTurn.body.messages,
-    { role: "assistant", content: first.content },
+    { role: "assistant", content: replayed },
     { role: "user", content: [{ ...result, tool_use_id: toolUse.id }] }
   ]
 }
@@ -132,7 +138,9 @@ describe("Claude Code's tool loop on an Anthropic model", () => {
     expect(forwarded.body.system).toEqual(firstTurn.body.system)
     expect(forwarded.body.messages[1]).toEqual({ ...firstTurn.body.messages[1], content: [{ type: "text", text: firstTurn.body.messages[1].content[0].text, cache_control: { type: "ephemeral" } }] })
 
-    const second = await sendTurn("claude-sonnet-4-5-20250929", secondTurnMessages(first))
+    // The reply names the model as it was asked, so Claude Code keeps its signed thinking for the next turn.
+    expect(first.model).toBe("claude-sonnet-4-5")
+    const second = await sendTurn("claude-sonnet-4-5", secondTurnMessages(first, "claude-sonnet-4-5"))
     expect(second.stopReason).toBe("end_turn")
     expect(second.content.some((b) => b.type === "text" && b.text.length > 0)).toBe(true)
     const replayed = (await received()).at(-1)!.body.messages
@@ -145,7 +153,7 @@ describe("Claude Code's tool loop on an Anthropic model", () => {
 
   it("is refused by the vendor when the signed block is tampered with: the check the loop above passed is real", async () => {
     const first = await sendTurn("claude-sonnet-4-5", firstTurn.body.messages)
-    const messages = secondTurnMessages(first)
+    const messages = secondTurnMessages(first, "claude-sonnet-4-5")
     const forged = messages.map((m: any) =>
       m.role === "assistant" ? { ...m, content: m.content.map((b: any) => (b.type === "thinking" ? { ...b, signature: `x${b.signature}` } : b)) } : m)
     const refused = await anthropic.beta.messages
@@ -176,7 +184,8 @@ describe("Claude Code's tool loop on other vendors", () => {
     expect(forwarded.body.reasoning_effort).toBe(effort)
     expect(JSON.stringify(forwarded.body)).not.toMatch(/context_management|defer_loading|clear_thinking/)
 
-    const second = await sendTurn(model, secondTurnMessages(first))
+    expect(first.model).toBe(model)
+    const second = await sendTurn(model, secondTurnMessages(first, model))
     expect(second.stopReason).toBe("end_turn")
     const replayed = (await received()).at(-1)!.body.messages
     // DeepSeek in thinking mode refuses a tool-calling turn without reasoning_content: it gets an empty one.

@@ -279,11 +279,20 @@ describe("POST /v1/account/withdrawals", () => {
 
   it("answers contract_error chain_unavailable and refunds when the chain does not answer", async () => {
     const before = await balance()
-    const pids = execFileSync("pgrep", ["-f", `anvil.*--port ${new URL(rpcUrl).port}`]).toString().trim().split("\n").map(Number)
+    // The port is matched whole (`--port 4123` must not also match `--port 41234`).
+    const pids = execFileSync("pgrep", ["-f", `anvil .*--port ${new URL(rpcUrl).port}( |$)`]).toString().trim().split("\n").map(Number)
     expect(pids.length).toBeGreaterThan(0)
     for (const pid of pids) process.kill(pid, "SIGSTOP")
     let answer: Awaited<ReturnType<typeof withdraw>>
     try {
+      // The stopped node must be the one the service talks to: nothing may answer on its port now.
+      const stillAnswers = await fetch(rpcUrl, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+        signal: AbortSignal.timeout(1_000)
+      }).then(() => true, () => false)
+      expect(stillAnswers, `something still answers on ${rpcUrl} after stopping ${pids.join(", ")}`).toBe(false)
       answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: ONE.toString() })
     } finally {
       for (const pid of pids) process.kill(pid, "SIGCONT")

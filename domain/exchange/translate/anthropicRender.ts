@@ -63,8 +63,12 @@ export const passesSignature = (meta: ReplyMeta): boolean => meta.model.toLowerC
  * Content in Anthropic's order: the thinking block first (the vendor's signature when an Anthropic model answered,
  * else ""), then the text, then the tool uses. A reply with nothing at all still has one (empty) text block, as
  * Anthropic's own replies do.
+ *
+ * `model` is the id the request named (`modelAsAsked`), as Anthropic answers the id it was asked for: Claude Code
+ * strips the signed thinking of every earlier reply whose `model` differs from the one it asks for now, and then
+ * Anthropic refuses its tool loop. The catalog key that answered is in `X-Model-Used`.
  */
-export const renderMessage = (result: ChatResult, meta: ReplyMeta, bill: ReplyBill): MessageReply => {
+export const renderMessage = (result: ChatResult, meta: ReplyMeta, bill: ReplyBill, modelAsAsked: string = meta.model): MessageReply => {
   const content: Array<ReplyContentBlock> = []
   const signature = passesSignature(meta) ? result.reasoningSignature ?? "" : ""
   // A signature with its text withheld still gets its block (empty), for the client to replay.
@@ -75,7 +79,7 @@ export const renderMessage = (result: ChatResult, meta: ReplyMeta, bill: ReplyBi
     id: meta.id,
     type: "message",
     role: "assistant",
-    model: meta.model,
+    model: modelAsAsked,
     content,
     stop_reason: stopReasonOf(result.stopReason, result.stopSequence),
     // Only a `stop` ends on a stop sequence; anything else reported beside another reason is noise.

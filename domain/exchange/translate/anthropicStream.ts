@@ -36,7 +36,7 @@ type OpenBlock =
   | { readonly kind: "text"; readonly index: number }
   | { readonly kind: "tool"; readonly index: number; readonly toolIndex: number }
 
-export const makeMessagesStream = (meta: ReplyMeta): MessagesStream => {
+export const makeMessagesStream = (meta: ReplyMeta, modelAsAsked: string = meta.model): MessagesStream => {
   let startWritten = false
   let done = false
   let earlyUsage: Usage = {}
@@ -56,7 +56,7 @@ export const makeMessagesStream = (meta: ReplyMeta): MessagesStream => {
         id: meta.id,
         type: "message",
         role: "assistant",
-        model: meta.model,
+        model: modelAsAsked,
         content: [],
         stop_reason: null,
         stop_sequence: null,

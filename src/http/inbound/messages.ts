@@ -9,6 +9,8 @@ import type { InboundFormat } from "./InboundFormat.ts"
 export const messagesFormat: InboundFormat<DecodedMessages, never> = {
   name: "messages",
   decode: (json, _credential, head) => decodeMessagesRequest(json, betasOf(head.anthropicBeta)),
-  whole: (reply) => Effect.sync(() => JSON.stringify(renderMessage(reply.result, reply.meta, reply.settled.bill))),
-  frames: (reply) => sseFrames(makeMessagesStream(reply.meta), reply)
+  // The reply names the model as the request did (domain/exchange/translate/anthropicRender.ts says why).
+  whole: (reply, decoded) =>
+    Effect.sync(() => JSON.stringify(renderMessage(reply.result, reply.meta, reply.settled.bill, decoded.route.model ?? reply.meta.model))),
+  frames: (reply, decoded) => sseFrames(makeMessagesStream(reply.meta, decoded.route.model ?? reply.meta.model), reply)
 }
