@@ -154,7 +154,9 @@ describe("the index page", () => {
     const { page } = await openStatic()
     await page.goto(`${service.baseUrl}/`)
     const history = await api<{ data: ReadonlyArray<HistoryPoint> }>("/v1/oracle/history?granularity=per-revision")
-    const newestFirst = [...history.data].reverse().slice(0, 25)
+    // The newest ten; /revisions lists the rest.
+    const newestFirst = [...history.data].reverse().slice(0, 10)
+    expect(history.data.length).toBeGreaterThan(10)
     const rows = page.getByTestId("revisions-table").locator("tbody tr")
     expect(await rows.count()).toBe(newestFirst.length)
     expect(await rows.locator("td:nth-child(1)").allTextContents()).toEqual(newestFirst.map((p) => `#${p.revisionVersion}`))
@@ -169,6 +171,19 @@ describe("the index page", () => {
       const manifest = (await (await fetch(href, { headers: { "x-forwarded-for": nextVisitorIp() } })).json()) as unknown
       expect(keccak256(toBytes(canonicalize(manifest)!))).toBe(claimed)
     }
+  }, 60_000)
+
+  it("shows the newest five reconstitutions of the API's log, newest first, each linked to its revision", async () => {
+    const { page } = await openStatic()
+    await page.goto(`${service.baseUrl}/`)
+    const log = await api<{ entries: ReadonlyArray<{ revisionVersion: number; summary: string }> }>("/v1/oracle/reconstitutions")
+    expect(log.entries.length).toBeGreaterThan(5)
+    const newest = [...log.entries].sort((a, b) => b.revisionVersion - a.revisionVersion).slice(0, 5)
+    const items = page.locator("ol.log > li")
+    expect(await items.locator("strong a").allTextContents()).toEqual(newest.map((e) => `Revision #${e.revisionVersion}`))
+    const texts = await items.locator("> p").allTextContents()
+    texts.forEach((text, i) => expect(text.endsWith(`: ${newest[i]!.summary}`), text).toBe(true))
+    expect(await page.locator("#log ~ p a[href$='/revisions'], section:has(#log) a[href='./revisions']").count()).toBeGreaterThan(0)
   }, 60_000)
 
   it("hydrates without changing a figure and without asking the API for what the page holds", async (context) => {

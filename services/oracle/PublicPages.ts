@@ -17,8 +17,8 @@ import { OracleSnapshot, type Snapshot } from "./OracleSnapshot.ts"
 
 const DAY = 86_400_000
 /** The index page lists the newest revisions and reconstitutions; the rest are a link away. */
-const INDEX_REVISIONS = 25
-const INDEX_LOG_ENTRIES = 30
+const INDEX_REVISIONS = 10
+const INDEX_LOG_ENTRIES = 5
 
 /** What a page route answers: a page, or the page a retired address now lives at. */
 export type PageAnswer = { readonly _tag: "Page"; readonly data: P.PageData; readonly status: 200 | 404 } | { readonly _tag: "Redirect"; readonly location: string }

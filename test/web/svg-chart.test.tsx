@@ -65,11 +65,28 @@ describe("SvgStepChart", () => {
     expect(y2!).toBeGreaterThan(y0!)
   })
 
-  it("titles each mark with its label and UTC date", () => {
+  it("titles a lone mark with its label and UTC date", () => {
     const markup = html({ ...base, marks: [{ at: "2026-01-11T00:00:00.000Z", label: "reconstitution 2" }] })
     expect(markup).toMatch(/<title>reconstitution 2 \(2026-01-11 00:00 UTC\)<\/title>/)
     expect(markup).toContain('stroke-dasharray="4 4"')
     expect(markup).toContain("dashed vertical lines mark 1 event")
+  })
+
+  it("draws every mark in one dashed path, a vertical segment each, and lists each with its date under the table", () => {
+    const marks = [
+      { at: "2026-01-05T00:00:00.000Z", label: "reconstitution 2" },
+      { at: "2026-01-11T00:00:00.000Z", label: "reconstitution 3" },
+      // Outside the data's time span: listed, not drawn.
+      { at: "2025-06-01T00:00:00.000Z", label: "before the data" }
+    ]
+    const markup = html({ ...base, marks })
+    const paths = [...markup.matchAll(/<path class="svg-chart-marks" d="([^"]*)"/g)].map((m) => m[1]!)
+    expect(paths).toHaveLength(1)
+    expect(paths[0]!.match(/M[\d.]+ [\d.]+V[\d.]+/g)).toHaveLength(2)
+    expect(markup).toContain("<title>2 events, listed under the table</title>")
+    expect(markup).toContain("<li>2026-01-05 00:00 UTC: reconstitution 2</li>")
+    expect(markup).toContain("<li>2026-01-11 00:00 UTC: reconstitution 3</li>")
+    expect(markup).toContain("<li>2025-06-01 00:00 UTC: before the data</li>")
   })
 
   it("tables one row per distinct time with formatted cells, and a CSV of the raw values", () => {

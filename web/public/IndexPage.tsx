@@ -195,7 +195,8 @@ const ReconstitutionLog = (props: { readonly data: IndexPageData }) => {
       ) : (
         <>
           <p>
-            Every change to the basket, newest first. <a href={apiHref("/v1/oracle/reconstitutions/export")}>The whole log as Markdown</a>.
+            The latest changes to the basket, newest first; <a href="./revisions">each revision's page</a> lists its own.{" "}
+            <a href={apiHref("/v1/oracle/reconstitutions/export")}>The whole log as Markdown</a>.
           </p>
           <ol class="log" reversed>
             {log.map((e) => (
