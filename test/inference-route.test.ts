@@ -59,10 +59,10 @@ const send = async (baseUrl: string, request: Sent) => {
   return { status: response.status, headers: headersOf(response), body: masked(text) }
 }
 
-const chat = (body: unknown, token = secret): Sent => ({
+const chat = (body: unknown, token = secret, scheme = "Bearer "): Sent => ({
   path: "/v1/chat/completions",
   body: typeof body === "string" ? body : JSON.stringify(body),
-  headers: { "content-type": "application/json", authorization: `Bearer ${token}` }
+  headers: { "content-type": "application/json", authorization: `${scheme}${token}` }
 })
 
 const messages = (body: unknown): Sent => ({
@@ -100,7 +100,11 @@ describe("INFERENCE_FAST_PATH", () => {
     ["a body that fails validation", () => chat({ model: "openai/gpt-4.1", messages: [], temperature: 9 })],
     ["an unknown model", () => chat({ model: "nobody/nothing", messages: user })],
     ["an unknown key", () => chat({ model: "openai/gpt-4.1", messages: user }, "ct_live_thisisnotakey")],
-    ["an app-grant-shaped token that is not one", () => chat({ model: "openai/gpt-4.1", messages: user }, "cfa_live_nothing")]
+    ["an app-grant-shaped token that is not one", () => chat({ model: "openai/gpt-4.1", messages: user }, "cfa_live_nothing")],
+    // The scheme is case-insensitive (RFC 9110) and may be followed by more than one space, on both ways in.
+    ["a lowercase bearer scheme", () => chat({ model: "openai/gpt-4.1", messages: user, max_tokens: 8 }, secret, "bearer ")],
+    ["a scheme followed by two spaces", () => chat({ model: "openai/gpt-4.1", messages: user, max_tokens: 8 }, secret, "BEARER  ")],
+    ["a message by bearer token", () => ({ ...messages({ model: "anthropic/claude-sonnet-4.5", messages: user, max_tokens: 8 }), headers: { "content-type": "application/json", authorization: `Bearer ${secret}`, "anthropic-version": "2023-06-01" } })]
   ]
 
   for (const [name, make] of cases) {
@@ -143,6 +147,8 @@ describe("INFERENCE_FAST_PATH", () => {
     expect(taken("POST", "/v1/chat/completions", { ...head, "content-length": undefined, "transfer-encoding": "chunked" })).toBeUndefined()
     expect(taken("POST", "/v1/chat/completions", { ...head, "content-length": "4194305" })).toBeUndefined()
     expect(taken("POST", "/v1/chat/completions", { ...head, authorization: "Basic abc" })).toBeUndefined()
+    expect(taken("POST", "/v1/chat/completions", { ...head, authorization: "bearer ct_live_x" })).toEqual({ format: "chat", token: "ct_live_x" })
+    expect(taken("POST", "/v1/chat/completions", { ...head, authorization: "Bearer " })).toBeUndefined()
     // x-api-key is the messages format's; chat completions take a bearer token only.
     expect(taken("POST", "/v1/chat/completions", { ...head, authorization: undefined, "x-api-key": "ct_live_y" })).toBeUndefined()
   })

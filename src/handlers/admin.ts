@@ -3,9 +3,10 @@
  * behind the maintainer token. The services take the job locks; a job already running answers 409 conflict.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Effect, Layer, Mailbox, Option, Redacted, Schema, Stream } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
+import { bearerTokenOf } from "../../domain/accounts/credentialToken.ts"
 import { Unauthorized, ValidationFailed } from "../../domain/errors.ts"
 import { Verify } from "../../services/oracle/Verify.ts"
 import { OperatorCredential } from "../../services/platform/OperatorCredential.ts"
@@ -33,13 +34,17 @@ export const MaintainerAuthLive = Layer.effect(
   MaintainerAuth,
   Effect.zipWith(AppConfig, OperatorCredential, (config, local) =>
     MaintainerAuth.of({
-      bearer: (token) =>
-        local.matches(token) ? Effect.void : Option.match(config.revisions.maintainerToken, {
-          onNone: () => Effect.fail(new Unauthorized({ message: "Maintainer operations are disabled: no MAINTAINER_TOKEN is configured." })),
-          onSome: (expected) =>
-            timingSafeEqual(digest(Redacted.value(token)), digest(Redacted.value(expected)))
-              ? Effect.void
-              : Effect.fail(new Unauthorized({ message: "A valid maintainer token is required." }))
+      // The token read by the one rule every way in shares (domain/accounts/credentialToken.ts).
+      bearer: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const token = Redacted.make(bearerTokenOf(request.headers.authorization) ?? "")
+          return local.matches(token) ? Effect.void : Option.match(config.revisions.maintainerToken, {
+            onNone: () => Effect.fail(new Unauthorized({ message: "Maintainer operations are disabled: no MAINTAINER_TOKEN is configured." })),
+            onSome: (expected) =>
+              timingSafeEqual(digest(Redacted.value(token)), digest(Redacted.value(expected)))
+                ? Effect.void
+                : Effect.fail(new Unauthorized({ message: "A valid maintainer token is required." }))
+          })
         })
     })
   )

@@ -2,6 +2,7 @@
  * The exchange's routes: decode the body by its wire format's rules, call the Exchange, answer JSON or server-sent
  * events with the routing headers; the model list.
  */
+import { bearerTokenOf, credentialTokenOf } from "../../domain/accounts/credentialToken.ts"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import { ValidationFailed } from "../../domain/errors.ts"
@@ -69,9 +70,7 @@ const MessagesKeyAuthLive = Layer.effect(
   Effect.map(Credentials, (credentials) => {
     const authenticate = () =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const authorization = request.headers.authorization ?? ""
-        const token = /^bearer /i.test(authorization) ? authorization.slice(7) : (request.headers["x-api-key"] ?? "")
-        return credentials.authenticate(token.trim())
+        return credentials.authenticate(credentialTokenOf(request.headers, true) ?? "")
       })
     return MessagesKeyAuth.of({ bearer: (_: Redacted.Redacted) => authenticate(), apiKey: (_: Redacted.Redacted) => authenticate() })
   })
@@ -148,8 +147,8 @@ export const ModelsHandlers = HttpApiBuilder.group(ServerApi, "models", (handler
         Effect.gen(function* () {
           // The key is optional (COMPAT.md): without one, the shared capacity; with one, what that key may use.
           const request = yield* HttpServerRequest.HttpServerRequest
-          const authorization = request.headers.authorization ?? ""
-          const allowed = /^bearer /i.test(authorization) ? (yield* credentials.authenticate(authorization.slice(7).trim())).allowedModels : []
+          const token = bearerTokenOf(request.headers.authorization)
+          const allowed = token === undefined ? [] : (yield* credentials.authenticate(token)).allowedModels
           return yield* quotes.availability(allowed)
         })
       )

@@ -6,6 +6,7 @@
  */
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Redacted } from "effect"
+import { bearerTokenOf } from "../../domain/accounts/credentialToken.ts"
 import { Unauthorized } from "../../domain/errors.ts"
 import { ApiKeyAuth } from "../api/ApiKeyAuth.ts"
 import type { CurrentReaderShape } from "../../services/accounts/CurrentIdentity.ts"
@@ -13,9 +14,7 @@ import { AccountReadAuth } from "../api/GenerationsApi.ts"
 import { SessionAuth } from "../api/SessionAuth.ts"
 import { ApiKeyAuthLive } from "./apiKeyAuth.ts"
 
-const BEARER = /^bearer\s+(\S.*)$/i
-
-const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => BEARER.exec(request.headers["authorization"] ?? "")?.[1]?.trim() || undefined)
+const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => bearerTokenOf(request.headers.authorization))
 
 export const AccountReadAuthLive = Layer.effect(
   AccountReadAuth,

@@ -16,6 +16,7 @@ import type { HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, LogLevel, Option, Runtime, Stream } from "effect"
 import type * as Http from "node:http"
 import { InternalError, isApiError, PayloadTooLarge, ValidationFailed, BadRequest, type ApiError } from "../../domain/errors.ts"
+import { credentialTokenOf } from "../../domain/accounts/credentialToken.ts"
 import { Credentials } from "../../services/accounts/Credentials.ts"
 import type { Exchange } from "../../services/exchange/Exchange.ts"
 import { Providers } from "../../services/exchange/Providers.ts"
@@ -32,13 +33,9 @@ import { parentOfHeaders } from "../../services/platform/Tracing.ts"
 
 const FORMATS: Readonly<Record<string, RoutedFormat | undefined>> = INFERENCE_ROUTES
 
-/** The token the request authenticates with, when it sends one the way the stack's security middleware reads it. */
-const tokenOf = (format: RoutedFormat, headers: Http.IncomingHttpHeaders): string | undefined => {
-  const authorization = headers.authorization
-  if (authorization !== undefined) return authorization.startsWith("Bearer ") ? authorization.slice(7).trim() : undefined
-  const apiKey = headers["x-api-key"]
-  return format.name === "messages" && typeof apiKey === "string" ? apiKey.trim() : undefined
-}
+/** The token the request authenticates with, read by the same rule as the stack's security middlewares. */
+const tokenOf = (format: RoutedFormat, headers: Http.IncomingHttpHeaders): string | undefined =>
+  credentialTokenOf(headers, format.name === "messages")
 
 /** Not JSON: refused by the decoder's rule, as the HttpApi handlers refuse it. */
 const notJson = () => ValidationFailed.fromIssues([{ param: "", path: [], message: "the body is not valid JSON" }])
