@@ -10,8 +10,10 @@ import { PointsReconcilerLive } from "../services/accounts/PointsReconciler.ts"
 import { IdentityLive } from "./Identity.ts"
 import { KeysLive } from "./Keys.ts"
 import { LedgerLive } from "./Ledger.ts"
+import { whenRole } from "./Roles.ts"
 
-export const AccountsLive = Layer.mergeAll(PointsReconcilerLive, OrganizationCredits.Default, AccountAdmin.Default).pipe(
+// The reconciliation runs on a replica that runs the jobs role (SERVICE_ROLES).
+export const AccountsLive = Layer.mergeAll(whenRole("jobs", PointsReconcilerLive), OrganizationCredits.Default, AccountAdmin.Default).pipe(
   Layer.provideMerge(KeysLive),
   Layer.provideMerge(Layer.mergeAll(IdentityLive, LedgerLive))
 )

@@ -24,6 +24,7 @@ import { UpstreamCalls } from "../services/exchange/UpstreamCalls.ts"
 import { UpstreamRouter } from "../services/exchange/UpstreamRouter.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
+import { whenRole } from "./Roles.ts"
 
 export const ExchangeLive = Layer.mergeAll(
   ModelCatalog.Default,
@@ -32,8 +33,9 @@ export const ExchangeLive = Layer.mergeAll(
   Quotes.Default,
   // The Responses format's conversations, sealed reasoning and token count.
   Responses.Default.pipe(Layer.provideMerge(TokenCounter.Default), Layer.provideMerge(ReasoningSeal.Default)),
-  // One replica at a time (a Jobs advisory lock), every STORED_RESPONSE_PURGE_INTERVAL_SECONDS.
-  StoredResponsePurgeLive.pipe(Layer.provide(Jobs.Default))
+  // One replica at a time (a Jobs advisory lock), every STORED_RESPONSE_PURGE_INTERVAL_SECONDS, among those that run
+  // the jobs role (SERVICE_ROLES).
+  whenRole("jobs", StoredResponsePurgeLive.pipe(Layer.provide(Jobs.Default)))
 ).pipe(
   Layer.provideMerge(Exchange.Default),
   // One per replica, shared by the planner and the orchestration.

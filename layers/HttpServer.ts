@@ -20,7 +20,7 @@ import { DocsHandlers } from "../src/handlers/docs.ts"
 import { KeysHandlers } from "../src/handlers/keys.ts"
 import { OracleHandlers } from "../src/handlers/oracle.ts"
 import { InvitationPageHandlers, OrgsHandlers } from "../src/handlers/orgs.ts"
-import { PagesHandlers } from "../src/handlers/pages.ts"
+import { PagesGroupLive } from "../src/handlers/pages.ts"
 import { PublicPages } from "../services/oracle/PublicPages.ts"
 import { PoolsHandlers } from "../src/handlers/pools.ts"
 import { PointsHandlers } from "../src/handlers/points.ts"
@@ -32,10 +32,12 @@ import { ApiDocumentsService } from "../src/http/ApiDocumentsService.ts"
 import { makeNodeServer } from "../src/http/nodeServer.ts"
 import { requestPipeline } from "../src/http/pipeline.ts"
 import { makeRouteTable } from "../src/http/routeTable.ts"
+import { makeRoleTable, serviceRoleGate } from "../src/http/serviceRoles.ts"
 import { pathOf } from "../src/http/paths.ts"
 import { AccountsLive } from "./Accounts.ts"
 import { ExchangeLive } from "./Exchange.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
+import { WebPagesForRolesLive } from "./Roles.ts"
 
 /** Handlers of every group of ServerApi. */
 export const HandlersLive = Layer.mergeAll(
@@ -61,7 +63,8 @@ export const HandlersLive = Layer.mergeAll(
   EstimateHandlers,
   GenerationsHandlers,
   ActivityHandlers,
-  PagesHandlers
+  // The pages are built only on a replica that runs the web role (SERVICE_ROLES); elsewhere their routes answer 404.
+  PagesGroupLive.pipe(Layer.provide(WebPagesForRolesLive))
 ).pipe(
   Layer.provide([ApiDocumentsService.Default, ServiceStatus.Default, PublicPages.Default.pipe(Layer.provideMerge(OracleReads.Default))]),
   Layer.provide(ExchangeLive),
@@ -93,6 +96,12 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
       )
     })
   ).pipe(Layer.provide(RateLimitsLive))
+  // A route of a role this replica does not run (SERVICE_ROLES) answers 404 there (src/http/serviceRoles.ts). Added
+  // before the pipeline, so it runs inside it: the request id, CORS and the log line as on any answer.
+  const roles = makeRoleTable(api)
+  const roleGate = Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) => HttpApiBuilder.middleware(serviceRoleGate(config.roles, roles)))
+  )
   // With traces on, each request's span is named by its route's template; off, the span is not made at all (it
   // would be built and thrown away: a third of the request cost on the oracle's hot reads).
   const traced = Layer.unwrapEffect(
@@ -110,6 +119,7 @@ export const serveApi = <Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
     // (keys.ts refuses them with the key-level answer) and the request-head limit bounds the rest.
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 8192 })),
     Layer.provide(pipeline),
+    Layer.provide(roleGate),
     Layer.provide(HttpApiBuilder.api(api)),
     Layer.provide(AppConfig.Default)
   )

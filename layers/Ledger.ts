@@ -10,8 +10,10 @@ import { HoldSweeperLive } from "../services/accounts/HoldSweeper.ts"
 import { Ledger } from "../services/accounts/Ledger.ts"
 import { Withdrawals } from "../services/accounts/Withdrawals.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
+import { whenRole } from "./Roles.ts"
 
-export const LedgerLive = Layer.merge(HoldSweeperLive, DepositWatcherLive).pipe(
+// The sweeper and the watcher run on a replica that runs the jobs role (SERVICE_ROLES).
+export const LedgerLive = Layer.merge(whenRole("jobs", HoldSweeperLive), whenRole("jobs", DepositWatcherLive)).pipe(
   Layer.provideMerge(Withdrawals.Default),
   Layer.provideMerge(Funding.Default),
   Layer.provideMerge(Ledger.Default),

@@ -10,6 +10,7 @@ import { Effect, Layer, Option } from "effect"
 import { ServerApi } from "../src/api/ServerApi.ts"
 import { OracleCycle } from "../services/oracle/OracleScheduler.ts"
 import { RevisionRepository } from "../services/oracle/RevisionRepository.ts"
+import { runsEveryRole, runsRole } from "../domain/serviceRoles.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { OperatorCredential, publishOperatorFile } from "../services/platform/OperatorCredential.ts"
 import { announceReady, preflightPorts } from "../services/platform/Startup.ts"
@@ -27,6 +28,10 @@ const ReadyLive = Layer.scopedDiscard(
     const address = (yield* HttpServer.HttpServer).address
     const cycle = yield* OracleCycle
     const revisions = yield* RevisionRepository
+    // The boot work (the boot scan, the history replay) is the schedule's: a replica without the jobs role has none.
+    const roles = (yield* AppConfig).roles
+    const runsJobs = runsRole(roles, "jobs")
+    if (!runsEveryRole(roles)) yield* Effect.logInfo(`running only the roles ${roles.join(", ")} (SERVICE_ROLES)`).pipe(Effect.annotateLogs({ roles: roles.join(",") }))
     const url =
       address._tag === "TcpAddress"
         ? `http://${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
@@ -34,7 +39,7 @@ const ReadyLive = Layer.scopedDiscard(
     yield* Effect.forkScoped(
       announceReady({
         url,
-        booted: cycle.awaitBoot,
+        booted: runsJobs ? cycle.awaitBoot : Effect.void,
         revisionsConfirmed: Effect.map(revisions.confirmed, (rows) => rows.length)
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("could not report readiness", cause)))
     )
@@ -49,6 +54,8 @@ const OperatorFileLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* AppConfig
     if (Option.isSome(config.database.url) && Option.isSome(config.chain.rpcUrl)) return
+    // A replica of some roles only holds no embedded state (AppConfig refuses it one), nor the operator's commands.
+    if (!runsEveryRole(config.roles)) return
     const address = (yield* HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") return
     // The command line runs on this machine: a wildcard listener is reached on loopback.

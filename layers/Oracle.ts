@@ -20,6 +20,7 @@ import { SyncHealth } from "../services/oracle/SyncHealth.ts"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { Jobs } from "../services/platform/Jobs.ts"
 import { ChainLive } from "./Chain.ts"
+import { ChainForRolesLive, whenRole } from "./Roles.ts"
 
 /** Catalog, scan, governance and jobs, needing only a SqlClient. */
 export const OracleLive = Layer.mergeAll(
@@ -48,11 +49,25 @@ export const AnchoringLive = Layer.mergeAll(
   Layer.provideMerge(OracleLive)
 )
 
-/** Everything: the read snapshot, and the schedule running in the background. */
-export const OracleWithScheduleLive = Layer.merge(OracleSchedulerLive, OracleSnapshot.Default).pipe(
+/** AnchoringLive over the chain this replica's roles need (SERVICE_ROLES: none for the exchange alone). */
+const AnchoringForRolesLive = Layer.mergeAll(
+  ChainSync.Default,
+  OracleCycle.Default.pipe(Layer.provideMerge(HistoryReplay.Default)),
+  ContractMetadata.Default
+).pipe(
+  Layer.provideMerge(PublisherLive),
+  Layer.provideMerge(ChainForRolesLive),
+  Layer.provideMerge(OracleLive)
+)
+
+/**
+ * Everything: the read snapshot, and the schedule running in the background on a replica that runs the jobs role
+ * (SERVICE_ROLES); the snapshot reads PostgreSQL only and every replica keeps it (the exchange routes and bills by it).
+ */
+export const OracleWithScheduleLive = Layer.merge(whenRole("jobs", OracleSchedulerLive), OracleSnapshot.Default).pipe(
   // The exchange's providers (one instance: the exchange's layer names the same Providers.Default) mark what is routable.
   Layer.provideMerge(Providers.Default),
-  Layer.provideMerge(AnchoringLive)
+  Layer.provideMerge(AnchoringForRolesLive)
 )
 
 /**

@@ -4,6 +4,7 @@
  */
 import { Config, ConfigError, Effect, Either, LogLevel, Option, Redacted } from "effect"
 import { parseUsd18Either } from "../../domain/money.ts"
+import { parseServiceRoles, rolesConfigurationProblem } from "../../domain/serviceRoles.ts"
 
 /** How far to trust X-Forwarded-For: not at all, the left-most address, or N proxies from the right. */
 export type TrustProxy = { readonly _tag: "None" } | { readonly _tag: "All" } | { readonly _tag: "Hops"; readonly hops: number }
@@ -104,7 +105,15 @@ const otlpHeaders = optionalString("OTEL_EXPORTER_OTLP_HEADERS").pipe(
   })
 )
 
+/** SERVICE_ROLES (DESIGN.md section 14): the roles this replica runs; unset or empty, all of them. */
+const serviceRoles = Config.string("SERVICE_ROLES").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((raw) => Either.mapLeft(parseServiceRoles(raw), (message) => ConfigError.InvalidData(["SERVICE_ROLES"], message)))
+)
+
 export const appConfig = Config.all({
+  /** The roles this replica runs (domain/serviceRoles.ts): a route of another role answers 404 here. */
+  roles: serviceRoles,
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: port("PORT", 8080),
   /** Prometheus text on its own listener (DESIGN.md section 15); unset: no listener, nothing exported. */
@@ -273,7 +282,16 @@ export const appConfig = Config.all({
     // How often one replica reconciles identities' points_balance with the points ledger; 0: off.
     reconcileIntervalSeconds: nonNegativeNumber("POINTS_RECONCILE_INTERVAL_SECONDS", 60)
   })
-})
+}).pipe(
+  // A replica running some roles only stands beside others: it needs what they share (domain/serviceRoles.ts).
+  Config.mapOrFail((config) => {
+    const problem = rolesConfigurationProblem(config.roles, {
+      databaseUrl: Option.isSome(config.database.url),
+      rpcUrl: Option.isSome(config.chain.rpcUrl)
+    })
+    return problem === undefined ? Either.right(config) : Either.left(ConfigError.InvalidData(["SERVICE_ROLES"], problem))
+  })
+)
 
 export type AppConfigShape = Config.Config.Success<typeof appConfig>
 

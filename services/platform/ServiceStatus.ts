@@ -4,6 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect } from "effect"
 import { ServiceUnavailable } from "../../domain/errors.ts"
+import { AppConfig } from "./AppConfig.ts"
 import { DatabaseInfo, orDieUnlessUnavailable } from "./Database.ts"
 
 const PING_TIMEOUT = Duration.seconds(3)
@@ -12,6 +13,8 @@ export class ServiceStatus extends Effect.Service<ServiceStatus>()("ServiceStatu
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { backend } = yield* DatabaseInfo
+    // The roles this replica runs (SERVICE_ROLES): what a load balancer may send it.
+    const { roles } = yield* AppConfig
     const startedAt = new Date(yield* Clock.currentTimeMillis).toISOString()
 
     const check = Effect.gen(function* () {
@@ -23,7 +26,7 @@ export class ServiceStatus extends Effect.Service<ServiceStatus>()("ServiceStatu
         })
       )
       const latencyMs = Math.round((performance.now() - before) * 100) / 100
-      return { startedAt, database: { backend, latencyMs } }
+      return { startedAt, roles, database: { backend, latencyMs } }
     })
     return { check } as const
   })

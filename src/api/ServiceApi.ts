@@ -3,11 +3,15 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { SERVICE_ROLES } from "../../domain/serviceRoles.ts"
 
 export const ServiceStatus = Schema.Struct({
   status: Schema.Literal("ok"),
   version: Schema.String,
   startedAt: Schema.String.annotations({ description: "ISO-8601 instant this process started" }),
+  roles: Schema.Array(Schema.Literal(...SERVICE_ROLES)).annotations({
+    description: "The roles this replica runs (SERVICE_ROLES); a route of another role answers 404 here"
+  }),
   database: Schema.Struct({
     backend: Schema.Literal("postgres", "pglite"),
     latencyMs: Schema.Number.annotations({ description: "Round trip of a trivial query" })

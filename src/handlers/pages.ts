@@ -8,7 +8,8 @@ import { ServerApi } from "../api/ServerApi.ts"
 import { pathOf } from "../http/paths.ts"
 import { WebPages } from "../http/WebPages.ts"
 
-export const PagesHandlers = HttpApiBuilder.group(ServerApi, "pages", (handlers) =>
+/** The pages group over whichever WebPages is provided (layers/Roles.ts builds it only for the web role). */
+export const PagesGroupLive = HttpApiBuilder.group(ServerApi, "pages", (handlers) =>
   Effect.gen(function* () {
     const pages = yield* WebPages
     return handlers
@@ -24,4 +25,6 @@ export const PagesHandlers = HttpApiBuilder.group(ServerApi, "pages", (handlers)
       .handleRaw("consoleRoute", ({ request }) => Effect.succeed(pages.console(pathOf(request.url))))
       .handle("asset", ({ path }) => pages.asset(path.file))
   })
-).pipe(Layer.provide(WebPages.Default))
+)
+
+export const PagesHandlers = PagesGroupLive.pipe(Layer.provide(WebPages.Default))

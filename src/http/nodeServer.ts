@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { runsRole } from "../../domain/serviceRoles.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { guardRequestHead, installClientErrorHandler, SERVER_OPTIONS } from "./clientLimits.ts"
 import { makeServiceFastPath } from "./fastPath.ts"
@@ -15,8 +16,9 @@ export const makeNodeServer = Effect.gen(function* () {
   const config = yield* AppConfig
   const server: Server = createServer({ ...SERVER_OPTIONS, keepAliveTimeout: 5_000 })
   installClientErrorHandler(server)
-  const fastPath = yield* makeServiceFastPath
-  const inferenceRoute = yield* makeServiceInferenceRoute
+  // A front of a role this replica does not run (SERVICE_ROLES) is not built: its requests reach the stack's 404.
+  const fastPath = runsRole(config.roles, "oracle") ? yield* makeServiceFastPath : undefined
+  const inferenceRoute = runsRole(config.roles, "exchange") ? yield* makeServiceInferenceRoute : undefined
   // The socket listens before the stack attaches its "request" listener: a request arriving in between waits for it
   // rather than being left unanswered.
   const waiting: Array<readonly [IncomingMessage, ServerResponse]> = []
