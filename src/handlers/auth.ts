@@ -20,26 +20,23 @@ import { AppConfig, type AppConfigShape } from "../../services/platform/AppConfi
 import { CurrentIdentity, SessionAuth } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
 import { crossSiteRefusal, ownOrigins } from "../http/csrf.ts"
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+import { cookieIsSecure } from "../http/securityHeaders.ts"
 
 /**
- * The session cookie is Secure unless the service is reached over plain HTTP: PUBLIC_BASE_URL decides when set
- * (https or not), else a loopback HOST means a local run without TLS.
+ * The session cookie is Secure when the service is reached over https (src/http/securityHeaders.ts): by its
+ * configuration, or per request when a trusted proxy forwards `X-Forwarded-Proto: https`.
  */
-export const sessionCookieIsSecure = (config: Pick<AppConfigShape, "host" | "publicBaseUrl">): boolean =>
-  Option.match(config.publicBaseUrl, {
-    onSome: (url) => url.toLowerCase().startsWith("https:"),
-    onNone: () => !LOOPBACK_HOSTS.has(config.host.toLowerCase())
-  })
+export { httpsByConfig as sessionCookieIsSecure } from "../http/securityHeaders.ts"
+
+type SecureFor = (headers: Readonly<Record<string, string | undefined>>) => boolean
 
 /** A new or just-extended session lives the full lifetime from now: the cookie says so without reading any clock. */
-const cookieSetter = (secure: boolean) => (token: string) =>
-  HttpApp.appendPreResponseHandler((_request, response) =>
+const cookieSetter = (secure: SecureFor) => (token: string) =>
+  HttpApp.appendPreResponseHandler((request, response) =>
     Effect.succeed(
       HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, token, {
         httpOnly: true,
-        secure,
+        secure: secure(request.headers),
         sameSite: "lax",
         path: "/",
         maxAge: Duration.millis(SESSION_LIFETIME_MS)
@@ -47,10 +44,10 @@ const cookieSetter = (secure: boolean) => (token: string) =>
     )
   )
 
-const clearCookie = (secure: boolean) =>
-  HttpApp.appendPreResponseHandler((_request, response) =>
+const clearCookie = (secure: SecureFor) =>
+  HttpApp.appendPreResponseHandler((request, response) =>
     Effect.succeed(
-      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, "", { httpOnly: true, secure, sameSite: "lax", path: "/", maxAge: Duration.zero })
+      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, "", { httpOnly: true, secure: secure(request.headers), sameSite: "lax", path: "/", maxAge: Duration.zero })
     )
   )
 
@@ -95,7 +92,7 @@ export const SessionAuthLive = Layer.effect(
     const sessions = yield* Sessions
     const signed = yield* SignedRequests
     const config = yield* AppConfig
-    const setCookie = cookieSetter(sessionCookieIsSecure(config))
+    const setCookie = cookieSetter(cookieIsSecure(config))
     const sameSite = requireSameSite(config)
     return SessionAuth.of({
       session: (token) =>
@@ -127,7 +124,7 @@ const AuthGroupLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
   Effect.gen(function* () {
     const signIn = yield* SignIn
     const config = yield* AppConfig
-    const secure = sessionCookieIsSecure(config)
+    const secure = cookieIsSecure(config)
     const setCookie = cookieSetter(secure)
     const sameSite = requireSameSite(config)
     const signedIn = ({ identity, session }: { identity: Identity; session: { token: string; expiresAt: Date } }) =>

@@ -22,7 +22,9 @@ const serve = (pick: (documents: ApiDocuments) => ServedBody) =>
     const headers = {
       "cache-control": "public, max-age=300, must-revalidate",
       etag: document.etag,
-      "access-control-allow-origin": "*"
+      "access-control-allow-origin": "*",
+      // The viewers' pages carry their Content-Security-Policy and frame refusal (src/http/securityHeaders.ts).
+      ...document.headers
     }
     if (weakMatch(request.headers["if-none-match"], document.etag)) {
       return HttpServerResponse.empty({ status: 304, headers })

@@ -14,12 +14,13 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { distDir, ensureWebBuild, type WebManifest } from "../../web/build.ts"
-import type { RenderDocument } from "../../web/public/document.ts"
+import { inlineStyleText, type RenderDocument } from "../../web/public/document.ts"
 import { NotFound } from "../../domain/errors.ts"
 import { publicRouteOf } from "../../domain/oracle/publicPages.ts"
 import { type PageAnswer, PublicPages } from "../../services/oracle/PublicPages.ts"
 import { AppConfig } from "../../services/platform/AppConfig.ts"
 import { pathOf } from "./paths.ts"
+import { pageSecurityHeaders } from "./securityHeaders.ts"
 
 const CONTENT_TYPES: Record<string, string> = {
   ".js": "text/javascript; charset=utf-8",
@@ -36,7 +37,8 @@ const CONTENT_TYPES: Record<string, string> = {
  */
 const CACHE_BYTES = 48 * 1024 * 1024
 
-const PAGE_HEADERS = { "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" }
+/** The console's shell: no inline script or style, so the policy allows nothing inline (src/http/securityHeaders.ts). */
+const CONSOLE_HEADERS = { "cache-control": "no-cache", ...pageSecurityHeaders() }
 
 /**
  * The service's root as seen from a page at `path`: `./` at the root or one segment, `../` per segment more, so
@@ -85,6 +87,8 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
     const { scripts, styles } = manifest.pages.public
     // Inlined in every page: on a first visit a linked stylesheet is one more round trip before the first paint.
     const css = styles.map((file) => assets.get(Path.basename(file))?.bytes.toString() ?? "").join("\n")
+    // Every public page (the 404 too) allows that one inline style by its hash, and nothing else inline.
+    const pageHeaders = { "cache-control": "no-cache", ...pageSecurityHeaders({ styles: [inlineStyleText(css)] }) }
 
     /** Where canonical and Open Graph URLs point: PUBLIC_BASE_URL, else the address the request came to. */
     const originOf = (request: HttpServerRequest.HttpServerRequest) =>
@@ -120,7 +124,7 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
       if (rendered.location !== undefined) {
         return HttpServerResponse.empty({ status: rendered.status, headers: { location: rendered.location, "cache-control": "no-cache" } })
       }
-      const headers = { ...PAGE_HEADERS, etag: rendered.etag }
+      const headers = { ...pageHeaders, etag: rendered.etag }
       return rendered.status === 200 && matches(ifNoneMatch, rendered.etag)
         ? HttpServerResponse.empty({ status: 304, headers })
         : HttpServerResponse.uint8Array(rendered.body, { status: rendered.status, contentType: "text/html; charset=utf-8", headers })
@@ -176,7 +180,7 @@ export class WebPages extends Effect.Service<WebPages>()("WebPages", {
       console: (path: string) =>
         HttpServerResponse.text(consoleShell.replace('<base href="./">', `<base href="${baseFor(path)}">`), {
           contentType: "text/html; charset=utf-8",
-          headers: PAGE_HEADERS
+          headers: CONSOLE_HEADERS
         }),
       asset: (file: string) => {
         const found = assets.get(file)

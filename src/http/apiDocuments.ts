@@ -14,6 +14,7 @@ import { PublicApi } from "../api/PublicApi.ts"
 import { isPublicPath } from "./cors.ts"
 import { ORACLE_CACHE_CONTROL } from "./hotReads.ts"
 import { isOraclePath } from "./paths.ts"
+import { pageSecurityHeaders } from "./securityHeaders.ts"
 
 type Json = Record<string, any>
 
@@ -28,6 +29,8 @@ export interface ServedBody {
   readonly contentType: string
   /** Weak validator: the bytes may be re-serialized identically by another replica. */
   readonly etag: string
+  /** Headers beyond the caching ones: an HTML page's security headers (src/http/securityHeaders.ts). */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 const served = (body: string, contentType: string): ServedBody => ({
@@ -200,10 +203,25 @@ const escapeHtml = (text: string) =>
 /** JSON inside <script> must not be able to close the element. */
 const scriptSafeJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c")
 
-/** A self-contained page: the viewer's code and styles are inline, so it works with no internet access. */
-const swaggerPage = (doc: Json): string => {
+/** The viewer's start, inline in its page. */
+const SWAGGER_START = `
+window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    spec: JSON.parse(document.getElementById("api-document").textContent),
+    dom_id: "#swagger-ui",
+    deepLinking: true
+  });
+};
+`
+
+/**
+ * A self-contained page: the viewer's code and styles are inline, so it works with no internet access. Its
+ * Content-Security-Policy allows exactly those inline elements, by the hashes of their text, and nothing else inline.
+ */
+const swaggerPage = (doc: Json): ServedBody => {
   const { js, css } = swaggerAssets()
-  return `<!DOCTYPE html>
+  const bundle = js.replace(/<\/script/gi, "<\\/script")
+  const html = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8" />
@@ -214,19 +232,12 @@ const swaggerPage = (doc: Json): string => {
 <body>
 <div id="swagger-ui"></div>
 <script id="api-document" type="application/json">${scriptSafeJson(doc)}</script>
-<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
-<script>
-window.onload = function () {
-  window.ui = SwaggerUIBundle({
-    spec: JSON.parse(document.getElementById("api-document").textContent),
-    dom_id: "#swagger-ui",
-    deepLinking: true
-  });
-};
-</script>
+<script>${bundle}</script>
+<script>${SWAGGER_START}</script>
 </body>
 </html>
 `
+  return { ...served(html, "text/html; charset=utf-8"), headers: pageSecurityHeaders({ scripts: [bundle, SWAGGER_START], styles: [css] }) }
 }
 
 export interface ApiDocuments {
@@ -257,7 +268,7 @@ export const makeApiDocuments = (options: { readonly publicBaseUrl: Option.Optio
     publicJson: json(publicDocument),
     inferenceYaml: yaml(inferenceDocument),
     inferenceJson: json(inferenceDocument),
-    publicUi: lazy(() => served(swaggerPage(publicDocument), "text/html; charset=utf-8")),
-    inferenceUi: lazy(() => served(swaggerPage(inferenceDocument), "text/html; charset=utf-8"))
+    publicUi: lazy(() => swaggerPage(publicDocument)),
+    inferenceUi: lazy(() => swaggerPage(inferenceDocument))
   }
 }

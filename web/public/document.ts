@@ -15,3 +15,9 @@ export interface DocumentShell {
 }
 
 export type RenderDocument = (data: import("../../domain/oracle/publicPages.ts").PageData, shell: DocumentShell) => string
+
+/**
+ * The text of the page's one inline `<style>` element, exactly as the renderer writes it: the stylesheet, unable to
+ * close its element. The server allows it in the pages' Content-Security-Policy by the SHA-256 of this very text.
+ */
+export const inlineStyleText = (css: string): string => css.replace(/<\/style/gi, "<\\/style")

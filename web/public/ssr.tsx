@@ -6,7 +6,7 @@
 import { renderToString } from "preact-render-to-string"
 import type { PageData } from "../../domain/oracle/publicPages.ts"
 import { PublicApp } from "./App.tsx"
-import { type DocumentShell, PAGE_DATA_ID, type RenderDocument } from "./document.ts"
+import { type DocumentShell, inlineStyleText, PAGE_DATA_ID, type RenderDocument } from "./document.ts"
 
 const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;")
 
@@ -34,7 +34,7 @@ export const renderDocument: RenderDocument = (data: PageData, shell: DocumentSh
 <meta property="og:description" content="${description}">
 <meta property="og:url" content="${escapeHtml(url)}">
 <meta name="twitter:card" content="summary">
-${data.page === "notFound" ? '<meta name="robots" content="noindex">\n' : ""}<style>${shell.css.replace(/<\/style/gi, "<\\/style")}</style>
+${data.page === "notFound" ? '<meta name="robots" content="noindex">\n' : ""}<style>${inlineStyleText(shell.css)}</style>
 ${shell.scripts.map((src) => `<script type="module" src="./${src}"></script>`).join("\n")}
 </head>
 <body>
