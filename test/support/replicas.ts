@@ -49,8 +49,8 @@ export interface ReplicaSet {
   /** The Redis key prefix of this set's shared budgets. */
   readonly redisPrefix: string
   readonly replicas: ReadonlyArray<Replica>
-  /** Starts one more replica on the shared parts and waits until it says it is ready. */
-  readonly start: (name: string) => Promise<Replica>
+  /** Starts one more replica on the shared parts (with `env` over the shared environment) and waits until it says it is ready. */
+  readonly start: (name: string, env?: Record<string, string>) => Promise<Replica>
   readonly query: (text: string, values?: ReadonlyArray<unknown>) => Promise<Array<any>>
   readonly close: () => Promise<void>
 }
@@ -114,10 +114,10 @@ export const startReplicaSet = async (count: number, options: ReplicaOptions = {
     ...options.env
   }
   const replicas: Array<Replica> = []
-  const start = async (name: string) => {
+  const start = async (name: string, env: Record<string, string> = {}) => {
     const port = await freePort()
     const dataDir = Fs.mkdtempSync(Path.join(scratch, `${name}-`))
-    const process = startService(cleanEnv({ ...shared, PORT: String(port), DATA_DIR: dataDir }))
+    const process = startService(cleanEnv({ ...shared, PORT: String(port), DATA_DIR: dataDir, ...env }))
     await process.waitForLog(/"ready at http:/, 120_000).catch(async (error: unknown) => {
       await process.stop("SIGKILL")
       throw error
