@@ -3,6 +3,7 @@
  * the three upstream ones (OpenAI-compatible chat, Anthropic messages, Gemini generateContent): 2 + 3 translators,
  * never 2 x 3 (DESIGN.md section 10). Pure data; no vendor's field names appear here.
  */
+import { USD18_SCALE } from "../money.ts"
 
 /** An explicit prompt-cache breakpoint on a text part or a tool definition. */
 export interface CacheMark {
@@ -297,6 +298,24 @@ export interface ReplyMeta {
   /** Epoch seconds. */
   readonly created: number
 }
+
+/** What a settled answer hands its inbound format: the charge, the balance after it, the key's requests left. */
+export interface SettledFigures {
+  readonly chargeWei: bigint
+  readonly balanceWei: bigint
+  /** Requests left in the key's tightest request-rate window; null when no limit applies. */
+  readonly requestsRemaining: number | null
+}
+
+/** wei as a decimal number of credits (the wire's `x_credits_*`, `creditsCost`; the exact figures are in wei). */
+export const creditsOf = (wei: bigint): number => Number(wei) / Number(USD18_SCALE)
+
+/** The wire-only figures of a settled answer, made by the inbound format that renders them. */
+export const replyBillOf = (settled: SettledFigures): ReplyBill => ({
+  creditsUsed: creditsOf(settled.chargeWei),
+  creditsRemaining: creditsOf(settled.balanceWei),
+  requestsRemaining: settled.requestsRemaining
+})
 
 /** The bill's figures a reply carries at its end (`x_credits_used` ...), after settlement. */
 export interface ReplyBill {

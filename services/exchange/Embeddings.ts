@@ -18,13 +18,12 @@ import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import { takesDimensions } from "../../domain/catalog/embeddingCard.ts"
 import { holdWei } from "../../domain/exchange/billing.ts"
-import type { ChatResult, ReplyBill } from "../../domain/exchange/canonical.ts"
+import type { ChatResult } from "../../domain/exchange/canonical.ts"
 import { planEmbeddingCandidates } from "../../domain/exchange/embeddingRouting.ts"
 import { retryAfterMs } from "../../domain/exchange/keyPool.ts"
 import type { RoutableModel } from "../../domain/exchange/routing.ts"
 import { batchesOf, type DecodedEmbeddings, type EmbeddingText } from "../../domain/exchange/translate/embeddings.ts"
 import { AllKeysExhausted, ValidationFailed } from "../../domain/errors.ts"
-import { USD18_SCALE } from "../../domain/money.ts"
 import { latestRevision } from "../../domain/oracle/inputs.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import { Ledger } from "../accounts/Ledger.ts"
@@ -66,7 +65,7 @@ export interface EmbeddedReply {
   readonly route: RouteFacts
   readonly chargeWei: bigint
   readonly balanceWei: bigint
-  readonly bill: ReplyBill
+  readonly requestsRemaining: number | null
 }
 
 /** The model that answered every batch, with its vectors and the tokens its vendor reported (or we counted). */
@@ -81,7 +80,6 @@ const countTokens = (input: EmbeddingText): number => ("tokens" in input ? input
 
 const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toString("hex")}`)
 
-const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
 
 export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
   effect: Effect.gen(function* () {
@@ -284,11 +282,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
             route,
             chargeWei: done.bill.chargeWei,
             balanceWei: done.settlement.balanceWei,
-            bill: {
-              creditsUsed: credits(done.bill.chargeWei),
-              creditsRemaining: credits(done.settlement.balanceWei),
-              requestsRemaining: rate?.remaining ?? null
-            }
+            requestsRemaining: rate?.remaining ?? null
           } satisfies EmbeddedReply
         })
       )

@@ -14,9 +14,8 @@ import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { droppedParameters } from "../../domain/exchange/droppedParameters.ts"
-import { type ChatEvent, type ChatResult, foldEvents, type ReplyBill, type ReplyMeta, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
+import { type ChatEvent, type ChatResult, foldEvents, type ReplyMeta, type SettledFigures, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
 import { AllKeysExhausted, type InsufficientBalance, InternalError, type RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
-import { USD18_SCALE } from "../../domain/money.ts"
 import type { Credential } from "../accounts/Credentials.ts"
 import { Ledger } from "../accounts/Ledger.ts"
 import { Usage as UsageReports } from "../accounts/Usage.ts"
@@ -49,13 +48,11 @@ export interface RouteFacts {
   readonly dropped: ReadonlyArray<string>
 }
 
-export interface SettledReply {
+/** The settlement as the exchange reports it; the inbound format makes its wire figures (`replyBillOf`). */
+export interface SettledReply extends SettledFigures {
   /** False for a stream that ended before its end (cut upstream, or the client left and the drain ran out). */
   readonly completed: boolean
   readonly usage: Usage
-  readonly chargeWei: bigint
-  readonly balanceWei: bigint
-  readonly bill: ReplyBill
   /** Why a stream was interrupted; undefined when it completed. */
   readonly failure: StreamFailure | undefined
 }
@@ -83,9 +80,6 @@ const isRefusal = (error: unknown): boolean =>
   (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
 
 const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toString("hex")}`)
-
-/** wei as a decimal number of credits (for `x_credits_*`; the exact figures are the X-Compute-* headers). */
-const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
 
 /**
  * What `exclude` withholds: the reasoning text. The signature stays, so a Messages client can replay the (empty)
@@ -231,11 +225,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           usage: done.usage,
           chargeWei: done.bill.chargeWei,
           balanceWei: done.settlement.balanceWei,
-          bill: {
-            creditsUsed: credits(done.bill.chargeWei),
-            creditsRemaining: credits(done.settlement.balanceWei),
-            requestsRemaining: context.rate?.remaining ?? null
-          },
+          requestsRemaining: context.rate?.remaining ?? null,
           failure: undefined
         } satisfies SettledReply
       })
@@ -318,7 +308,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
                   usage: relayed.result.usage,
                   chargeWei: 0n,
                   balanceWei: 0n,
-                  bill: { creditsUsed: 0, creditsRemaining: 0, requestsRemaining: rate?.remaining ?? null },
+                  requestsRemaining: rate?.remaining ?? null,
                   failure: { code: "stream_interrupted", message: "The answer could not be billed (the service's database is unreachable), so it ends here and is not charged; retry shortly." }
                 }),
                 relay.end

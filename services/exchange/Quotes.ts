@@ -7,7 +7,7 @@
 import { Clock, Effect, Either } from "effect"
 import { ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
 import { holdWei, priceUsage } from "../../domain/exchange/billing.ts"
-import type { ChatRequest, RouteRequest } from "../../domain/exchange/canonical.ts"
+import { type ChatRequest, creditsOf, type RouteRequest } from "../../domain/exchange/canonical.ts"
 import { checkKeyBudgets, checkWindows, type Chooser, planCandidates, type PlanFailure, type RoutableModel } from "../../domain/exchange/routing.ts"
 import { applyMarkup, USD18_SCALE, Usd18 } from "../../domain/money.ts"
 import { AutoRouter } from "./AutoRouter.ts"
@@ -62,8 +62,6 @@ const asQueryRefusal = (failure: PlanFailure): PlanFailure =>
     ? new ValidationFailed({ message: failure.message, param: "reasoningRequested" })
     : failure
 
-const credits = (wei: bigint) => Number(wei) / Number(USD18_SCALE)
-
 /** The catalog's models of the kinds the exchange serves: chat models and embedding models. */
 const servedKinds = <L extends { readonly card: { readonly kind: string } }>(listings: ReadonlyArray<L>) =>
   listings.filter((l) => l.card.kind === "text" || l.card.kind === "embedding")
@@ -117,7 +115,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         resolvedModel: chosen.key,
         promptTokens: request.promptTokens,
         completionTokens: request.completionTokens,
-        creditsCost: credits(bill.chargeWei),
+        creditsCost: creditsOf(bill.chargeWei),
         creditsWei: bill.chargeWei.toString(),
         usdCost: Number(applyMarkup(Usd18(bill.subtotalUsd18))) / Number(USD18_SCALE),
         reservedWei: reserved.toString(),

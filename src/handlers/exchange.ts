@@ -2,6 +2,7 @@
  * The exchange's routes: decode the body by its wire format's rules, call the Exchange, answer JSON or server-sent
  * events with the routing headers; the model list.
  */
+import { replyBillOf } from "../../domain/exchange/canonical.ts"
 import { bearerTokenOf, credentialTokenOf } from "../../domain/accounts/credentialToken.ts"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Redacted, Stream } from "effect"
@@ -51,7 +52,7 @@ export const EmbeddingsHandlers = HttpApiBuilder.group(ServerApi, "embeddings", 
       const decoded = yield* Effect.flatMap(jsonBody, decodeEmbeddingsRequest)
       const embeddings = yield* Embeddings
       const reply = yield* embeddings.embed({ decoded, apiKey })
-      const json = JSON.stringify(renderEmbeddings(reply.vectors, reply.model, reply.promptTokens, decoded.encoding, reply.bill))
+      const json = JSON.stringify(renderEmbeddings(reply.vectors, reply.model, reply.promptTokens, decoded.encoding, replyBillOf(reply)))
       return HttpServerResponse.text(json, {
         contentType: "application/json",
         headers: {

@@ -4,6 +4,7 @@
  * the stream ended before its end. Frames are pulled one by one, so a slow client slows the vendor (the exchange's
  * buffer is bounded) rather than filling memory.
  */
+import { replyBillOf } from "../../domain/exchange/canonical.ts"
 import { Effect, Stream } from "effect"
 import type { SettledReply } from "../../services/exchange/Exchange.ts"
 import type { EventFramer, StreamReply } from "./inbound/InboundFormat.ts"
@@ -28,7 +29,7 @@ export const sseFrames = <R = never>(
     Stream.fromEffect(
       Effect.flatMap(reply.settled, (settled) => {
         if (settled.failure !== undefined) return Effect.succeed(framer.interrupted(settled.failure))
-        const last = framer.finish(settled.usage, settled.bill)
+        const last = framer.finish(settled.usage, replyBillOf(settled))
         return Effect.as(afterFinish(settled), last)
       })
     )

@@ -3,6 +3,7 @@
  * stored conversation a `previous_response_id` continues; a finished answer is stored (when `store` asks) before the
  * client learns it finished, so a follow-up that names it finds it.
  */
+import { replyBillOf } from "../../../domain/exchange/canonical.ts"
 import { Effect } from "effect"
 import type { NotFound, ValidationFailed } from "../../../domain/errors.ts"
 import { renderResponse } from "../../../domain/exchange/translate/responsesRender.ts"
@@ -20,7 +21,7 @@ export const responsesFormat: InboundFormat<DecodedResponse, Responses, Validati
       Effect.map(responses.prepare(credential, json), (prepared) => ({ ...prepared.decoded, prepared }))
     ),
   whole: (reply, { prepared }, credential) => {
-    const response = renderResponse(reply.result, reply.meta, reply.settled.bill, prepared.decoded.options, prepared.sealer)
+    const response = renderResponse(reply.result, reply.meta, replyBillOf(reply.settled), prepared.decoded.options, prepared.sealer)
     const json = JSON.stringify(response)
     // store: false (Codex's way) keeps nothing, and costs nothing on the way out.
     return !prepared.decoded.options.store
