@@ -119,6 +119,7 @@ describe("the pages work under their policy, with no violation", () => {
       expect(response?.status(), path).toBe(path === "/models/no-such/model" ? 404 : 200)
       expect(response?.headers()["content-security-policy"], path).toContain("frame-ancestors 'none'")
       await page.waitForLoadState("networkidle")
+      expect(await violations(), path).toEqual([])
       expect(await inlineStyleApplies(page), `${path}: the inline stylesheet applies`).toBe(true)
       // The bundle ran and hydrated: Preact keeps the tree it rendered on its root element.
       await expect.poll(() => page.evaluate("document.getElementById('app')?.__k != null"), { timeout: 10_000 }).toBe(true)
