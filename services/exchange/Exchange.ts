@@ -3,13 +3,13 @@
  * call upstream with fallback -> settle what it used. It knows nothing of HTTP: `serve` answers a `Reply` (the reply's
  * meta and routing facts, its events, and its settlement) that src/http/ renders per inbound format.
  *
- * Everything from the hold on runs in one detached fiber per request (its one fork, besides the two of the overlap of
- * call and reservation when the headroom allows it): a client that disconnects stops receiving, not the bill. A whole
- * answer is settled before `serve` returns it; a stream is relayed through a bounded buffer (./streamRelay.ts) and,
- * after a disconnect, read on to its usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource:
- * released on every exit it did not settle.
+ * Everything from the hold on runs in one detached fiber per request (its one fork, besides the upstream call's when it
+ * overlaps the reservation): a client that disconnects stops receiving, not the bill. A whole answer is settled before
+ * `serve` returns it; a stream is relayed through a bounded buffer (./streamRelay.ts) and, after a disconnect, read on
+ * to its usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource: released on every exit but the
+ * settled one.
  */
-import { Cause, Clock, Deferred, Effect, FiberSet, LogLevel, Option, Stream } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, LogLevel, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
@@ -87,12 +87,6 @@ const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toSt
  */
 const isReasoningText = (event: ChatEvent) => event.type === "reasoning_delta"
 
-/** A hold: `settled` once the settlement closed it; the release then has nothing to give back. */
-interface Hold {
-  readonly requestId: RequestId
-  settled: boolean
-}
-
 export class Exchange extends Effect.Service<Exchange>()("Exchange", {
   scoped: Effect.gen(function* () {
     const config = yield* AppConfig
@@ -115,7 +109,10 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const admit = (apiKey: Credential) => admitKey(rateLimits, apiKey)
     const keyRemaining = (apiKey: Credential): Effect.Effect<RouteFacts["keyRemaining"]> => keyRemainingOf(usage, apiKey)
 
-    /** The request's credit, held for as long as the scope: released on every exit unless the settlement closed it. */
+    /**
+     * The request's credit, held for as long as the scope: released on every exit but success, since a request that
+     * ends well has settled its hold (the settlement closes it; releasing a closed hold would change nothing).
+     */
     const holdCredit = (call: InferenceCall, planned: PlannedRequest, requestId: RequestId) =>
       Effect.acquireRelease(
         ledger.reserve({
@@ -129,16 +126,16 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           Effect.catchTags({ NotFound: Effect.die, Conflict: Effect.die }),
           Effect.tap((reserved) => Effect.sync(() => headroom.note(call.apiKey.accountId, reserved.headroomWei))),
           Effect.tapError(() => Effect.sync(() => headroom.note(call.apiKey.accountId, null))),
-          Effect.as<Hold>({ requestId, settled: false })
+          Effect.asVoid
         ),
-        (hold) => (hold.settled ? Effect.void : Effect.ignore(ledger.release(hold.requestId)))
+        (_, exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.ignore(ledger.release(requestId)))
       )
 
     /**
      * The hold, then the upstream call; or both at once when the headroom allows (DESIGN.md section 10, "Overlap").
      * Nothing reaches the client before the hold is made either way: a refused reservation interrupts the call (its
-     * connection is cut) or discards its answer, and the refusal is the client's answer. What the vendor did for it
-     * is the operator's cost, logged as such.
+     * connection is cut) or, when the call had already answered, closes its stream unread, and the refusal is the
+     * client's answer. What the vendor did for it is the operator's cost, logged as such.
      */
     const holdAndRoute = (call: InferenceCall, planned: PlannedRequest, requestId: RequestId) => {
       const route = router.route({
@@ -149,35 +146,31 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         outputTokens: planned.outputTokens,
         pin: planned.pin
       })
-      if (!headroom.allows(call.apiKey.accountId, planned.holdWei)) {
-        return Effect.flatMap(holdCredit(call, planned, requestId), (hold) => Effect.map(route, (routed) => [hold, routed] as const))
-      }
-      let routed: Option.Option<Effect.Effect.Success<typeof route>> = Option.none()
-      return Effect.all([holdCredit(call, planned, requestId), Effect.tap(route, (r) => Effect.sync(() => (routed = Option.some(r))))], {
-        concurrency: 2
-      }).pipe(
-        Effect.tapErrorCause((cause) =>
-          Option.isNone(Cause.failureOption(cause)) || !isRefusal(Option.getOrThrow(Cause.failureOption(cause)))
-            ? Effect.void
-            : Effect.zipRight(
-              Effect.logInfo("an upstream call overlapped with a reservation that was refused: cancelled, the operator's cost").pipe(
-                Effect.annotateLogs({ requestId, operatorCost: true, answered: Option.isSome(routed), model: planned.plan.candidates[0]!.key })
-              ),
-              // A stream that had started is closed (its connection cut); a whole answer is only dropped.
-              Option.match(Option.flatMap(routed, (r) => r.served), {
-                onNone: () => Effect.void,
-                onSome: (served) => (served.reply._tag === "Stream" ? Effect.ignore(Stream.runHead(served.reply.events)) : Effect.void)
-              })
-            )
-        )
-      )
+      if (!headroom.allows(call.apiKey.accountId, planned.holdWei)) return Effect.zipRight(holdCredit(call, planned, requestId), route)
+      return Effect.gen(function* () {
+        const calling = yield* Effect.fork(route)
+        const held = yield* Effect.exit(holdCredit(call, planned, requestId))
+        if (Exit.isSuccess(held)) return yield* Fiber.join(calling)
+        const refused = Option.filter(Cause.failureOption(held.cause), isRefusal)
+        // Interrupting a call that already answered gives back its answer, whose stream is then closed unread.
+        const called = yield* Fiber.interrupt(calling)
+        if (Option.isSome(refused)) {
+          yield* Effect.logInfo("an upstream call overlapped with a reservation that was refused: cancelled, the operator's cost").pipe(
+            Effect.annotateLogs({ requestId, operatorCost: true, answered: Exit.isSuccess(called), model: planned.plan.candidates[0]!.key })
+          )
+        }
+        if (Exit.isSuccess(called) && Option.isSome(called.value.served) && called.value.served.value.reply._tag === "Stream") {
+          yield* Effect.ignore(Stream.runHead(called.value.served.value.reply.events))
+        }
+        return yield* Effect.failCause(held.cause)
+      })
     }
 
     /** Charges what the reply used, stores its bill, and gives the vendor key's pool its actual tokens. */
     const settle = (
       call: InferenceCall,
       planned: PlannedRequest,
-      hold: Hold,
+      requestId: RequestId,
       served: Served,
       context: { readonly attempts: Parameters<typeof settlement.settle>[0]["attempts"]; readonly createdAt: Date; readonly rate: RateLimitDecision | undefined },
       result: ChatResult,
@@ -185,7 +178,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     ) =>
       Effect.gen(function* () {
         const done = yield* settlement.settle({
-          requestId: hold.requestId,
+          requestId,
           accountId: call.apiKey.accountId,
           apiKeyId: call.apiKey.id,
           memberCfId: call.apiKey.holderCfId ?? null,
@@ -205,7 +198,6 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           revision: planned.revision,
           createdAt: context.createdAt
         })
-        hold.settled = true
         // Every input bucket counts towards a vendor's TPM, cache writes included.
         const u = done.usage
         served.reconcile((u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
@@ -219,7 +211,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
           chargeWei: done.bill.chargeWei
         })
         // Built only when it will be written: its annotations cost as much as the rest of the settlement's bookkeeping.
-        if (logsInference) yield* logLine(hold.requestId, served.model.key, completed, done.bill, context.createdAt)
+        if (logsInference) yield* logLine(requestId, served.model.key, completed, done.bill, context.createdAt)
         return {
           completed,
           usage: done.usage,
@@ -239,7 +231,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         Effect.gen(function* () {
           const requestId = newRequestId()
           const createdAt = new Date(yield* Clock.currentTimeMillis)
-          const [hold, { attempts, served: found }] = yield* holdAndRoute(call, planned, requestId)
+          const { attempts, served: found } = yield* holdAndRoute(call, planned, requestId)
           if (Option.isNone(found)) {
             return yield* new AllKeysExhausted({
               message: `Every upstream key for ${planned.plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.`
@@ -277,7 +269,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             // Read and parsed whole inside the call: its events are folded as they are, no stream in between.
             const events = served.reply.events
             const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoningText(e)) : events)
-            const settled = yield* settle(call, planned, hold, served, context, result, true)
+            const settled = yield* settle(call, planned, requestId, served, context, result, true)
             const route = routeFacts(yield* keyRemaining(call.apiKey))
             return yield* Deferred.succeed(reply, { _tag: "Whole", meta, route, result, settled })
           }
@@ -298,7 +290,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             settled: Deferred.await(settledReply)
           })
           const relayed = yield* relay.run
-          const settled = yield* settle(call, planned, hold, served, context, relayed.result, relayed.completed).pipe(
+          const settled = yield* settle(call, planned, requestId, served, context, relayed.result, relayed.completed).pipe(
             // The settlement could not be written (the database unreachable): the stream ends with the interrupted
             // frame instead of never ending. Nothing is charged; the hold is left to the sweeper.
             Effect.tapErrorCause(() =>
