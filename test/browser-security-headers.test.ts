@@ -47,11 +47,12 @@ const watchedPage = async (name: string): Promise<{ page: Page; violations: () =
   page.on("console", (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) reported.push(`console: ${message.text()}`)
   })
-  await context.addInitScript(() => {
-    const seen: Array<string> = []
-    ;(window as unknown as { __violations: Array<string> }).__violations = seen
-    document.addEventListener("securitypolicyviolation", (event) => seen.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample}`))
-  })
+  // Run by the DevTools protocol in every document before its own scripts (the policy does not apply to it).
+  await context.addInitScript(`
+    window.__violations = []
+    document.addEventListener("securitypolicyviolation", (event) =>
+      window.__violations.push(event.violatedDirective + " " + event.blockedURI + " " + event.sample))
+  `)
   const violations = async () => [
     ...reported,
     ...((await page.evaluate("window.__violations ?? []").catch(() => [])) as ReadonlyArray<string>).map((v) => `event: ${v}`)

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AccountServer, startAccountServer } from "./support/accountServer.ts"
-import { type makeClient, signInByEmail } from "./support/accounts.ts"
+import type { makeClient } from "./support/accounts.ts"
 
 let trusted: AccountServer
 let untrusted: AccountServer
