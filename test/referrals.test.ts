@@ -23,8 +23,6 @@ const follow = (target: string, options: { readonly ip?: string; readonly cookie
     redirect: "manual",
     headers: {
       "x-forwarded-for": options.ip ?? "198.51.100.1",
-      // Reached over https through the trusted proxy, so cf_ref is Secure (test/security-headers.test.ts: not over http).
-      "x-forwarded-proto": "https",
       "user-agent": options.userAgent ?? "referral-test/1.0",
       ...(options.cookie === undefined ? {} : { cookie: options.cookie })
     }

@@ -2,8 +2,9 @@
  * The headers a signed-in console needs (src/http/securityHeaders.ts), over plain HTTP against real servers:
  * every HTML page the service answers (the public pages and their 404, the console's shell on its routes, the API
  * viewers) carries the Content-Security-Policy, X-Frame-Options and nosniff, its 304 too; each inline element a page
- * holds is allowed by the hash of its exact text and nothing else is; and the session and referral cookies are Secure
- * exactly when the service is reached over https (PUBLIC_BASE_URL, or X-Forwarded-Proto from a trusted proxy).
+ * holds is allowed by the hash of its exact text and nothing else is; and the session cookie is Secure exactly when
+ * the service is reached over https (PUBLIC_BASE_URL, or X-Forwarded-Proto from a trusted proxy), the referral
+ * cookie always (SPEC "Referral link").
  */
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -153,8 +154,8 @@ const referralCookie = async (server: AccountServer, code: string, headers: Reco
   return line!
 }
 
-describe("the cookies are Secure exactly when the service is reached over https", () => {
-  it("a trusted proxy's X-Forwarded-Proto: https makes the session and referral cookies Secure; plain http does not", async () => {
+describe("the session cookie is Secure exactly when the service is reached over https; cf_ref always (SPEC)", () => {
+  it("a trusted proxy's X-Forwarded-Proto: https makes the session cookie Secure; plain http does not; cf_ref is Secure either way", async () => {
     const overHttps = await signIn(trusted, { "x-forwarded-proto": "https" })
     expect(isSecure(overHttps.session), overHttps.session).toBe(true)
     expect(isSecure(overHttps.cleared), overHttps.cleared).toBe(true)
@@ -165,14 +166,15 @@ describe("the cookies are Secure exactly when the service is reached over https"
       const overHttp = await signIn(trusted, headers)
       expect(isSecure(overHttp.session), overHttp.session).toBe(false)
       expect(isSecure(overHttp.cleared), overHttp.cleared).toBe(false)
-      expect(isSecure(await referralCookie(trusted, overHttps.referralCode, headers))).toBe(false)
+      // SPEC "Referral link": cf_ref carries Secure, whatever the request came over.
+      expect(isSecure(await referralCookie(trusted, overHttps.referralCode, headers))).toBe(true)
     }
   }, 60_000)
 
   it("X-Forwarded-Proto from a proxy the service does not trust (TRUST_PROXY=false) is ignored", async () => {
     const spoofed = await signIn(untrusted, { "x-forwarded-proto": "https" })
     expect(isSecure(spoofed.session), spoofed.session).toBe(false)
-    expect(isSecure(await referralCookie(untrusted, spoofed.referralCode, { "x-forwarded-proto": "https" }))).toBe(false)
+    expect(isSecure(await referralCookie(untrusted, spoofed.referralCode, { "x-forwarded-proto": "https" }))).toBe(true)
   }, 60_000)
 
   it("a PUBLIC_BASE_URL on https makes both cookies Secure whatever the request says", async () => {

@@ -9,8 +9,6 @@ import { type ReferralDashboard, Referrals } from "../../services/accounts/Refer
 import type { PointsEntryView, ReferralsView } from "../api/PointsApi.ts"
 import { CurrentIdentity } from "../api/SessionAuth.ts"
 import { ServerApi } from "../api/ServerApi.ts"
-import { AppConfig } from "../../services/platform/AppConfig.ts"
-import { cookieIsSecure } from "../http/securityHeaders.ts"
 
 const DEFAULT_PAGE = 20
 
@@ -67,7 +65,7 @@ const ReferralsGroupLive = HttpApiBuilder.group(ServerApi, "referrals", (handler
 )
 
 /** The redirect of a referral link, with `cf_ref` when the click set one; never cached, so every click reaches us. */
-const redirect = (setCookie: Option.Option<string>, secure: boolean) => {
+const redirect = (setCookie: Option.Option<string>) => {
   const response = HttpServerResponse.text(`Found: continue to ${REFERRAL_REDIRECT}\n`, {
     status: 302,
     headers: { location: REFERRAL_REDIRECT, "cache-control": "no-store" }
@@ -79,7 +77,7 @@ const redirect = (setCookie: Option.Option<string>, secure: boolean) => {
         maxAge: Duration.seconds(REFERRAL_WINDOW_SECONDS),
         path: "/",
         sameSite: "lax",
-        secure
+        secure: true
       })
   })
 }
@@ -87,8 +85,6 @@ const redirect = (setCookie: Option.Option<string>, secure: boolean) => {
 const ReferralLinksGroupLive = HttpApiBuilder.group(ServerApi, "referralLinks", (handlers) =>
   Effect.gen(function* () {
     const referrals = yield* Referrals
-    // Secure by the same rule as the session cookie (src/http/securityHeaders.ts).
-    const secureFor = cookieIsSecure(yield* AppConfig)
     const follow = (code: string | undefined) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -98,7 +94,7 @@ const ReferralLinksGroupLive = HttpApiBuilder.group(ServerApi, "referralLinks", 
           clientIp: Option.getOrUndefined(request.remoteAddress),
           userAgent: request.headers["user-agent"]
         })
-        return redirect(outcome.setCookie, secureFor(request.headers))
+        return redirect(outcome.setCookie)
       })
     return handlers
       .handle("followQuery", ({ urlParams }) => follow(Array.isArray(urlParams.c) ? urlParams.c[0] : urlParams.c))
