@@ -86,7 +86,8 @@
  */
 import * as Os from "node:os"
 import { cpuBusyPercent, log, runBench } from "./common.ts"
-import { EXCHANGE_MODEL, MAX_TOKENS, SIMULATOR_KEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
+import { EXCHANGE_MODEL, MAX_TOKENS, SIMULATOR_KEY, TARGET_RSS_VS_PORTKEY, UPSTREAM_MODEL, settings } from "./exchangeSettings.ts"
+import { measureExchangeTier } from "./exchangeTier.ts"
 import { floorLines, measureLedgerFloor } from "./exchangeLedgerFloor.ts"
 import { type BenchAccount, createDatabase, startExchange, startPassThroughProxy, startSimulatorProcess } from "./exchangeTargets.ts"
 import { PORTKEY_HONO_NODE_SERVER, startPortkey } from "./exchangePortkey.ts"
@@ -94,7 +95,7 @@ import { type LoadRun, load, loadAccounts, loadPhase, rssMb, sequentialPhase } f
 import { type TargetKey, type Target, makeTarget, probe } from "./exchangeRequests.ts"
 import { checkAccounts, checkMainAccount, drained, drainedAll, measureCharges, measureMixCharges } from "./exchangeBilling.ts"
 import { makeServiceLog } from "./exchangeLog.ts"
-import { type Results, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
+import { type Results, type Verdict, mixTable, ms, table, verdicts } from "./exchangeReport.ts"
 import { besideChat, checkResponsesAccount, checkStorage, makeResponsesTargets, measureResponsesCharges } from "./exchangeResponses.ts"
 import { afterTracedLoad, besideOff, checkExported, checkTracedAccount, latencyStagesOf, measureTracedCharges, startTraced, tracesOffOn } from "./exchangeTracing.ts"
 
@@ -238,6 +239,7 @@ const main = async (): Promise<number> => {
   for (const target of running) rss.set(target.key, await rssMb(target.child!.pid))
   if (traced !== undefined) rss.set(traced.target.key, await rssMb(traced.exchange.child.pid))
   log(`RSS after the runs: ${running.map((t) => `${t.label} ${ms(rss.get(t.key))} MB`).join(", ")}`)
+  const tier = await measureExchangeTier(simulator.url, databaseUrl, serviceLog, exchange, n + 1, charges)
 
   log(`checking the billing of the ${n} accounts...`)
   const manyAfter = await drainedAll(accounts, 30_000)
@@ -264,8 +266,8 @@ const main = async (): Promise<number> => {
   const mainBilling = checkMainAccount(exchange, after, exchangeTarget, charges, mixCharges)
   for (const line of [...mainBilling.lines, ...mainBilling.problems]) log(`  ${line}`)
   const billing = {
-    answered: mainBilling.answered + manyBilling.answered + responsesBilling.answered + tracedBilling.answered,
-    problems: [...mainBilling.problems, ...manyBilling.problems, ...responsesBilling.problems, ...tracedBilling.problems]
+    answered: mainBilling.answered + manyBilling.answered + responsesBilling.answered + tracedBilling.answered + tier.answered,
+    problems: [...mainBilling.problems, ...manyBilling.problems, ...responsesBilling.problems, ...tracedBilling.problems, ...tier.problems]
   }
 
   log("the ledger floor: DESIGN.md section 10's two statements per request (reserve, settle) alone, bare pg, on the bench's database...")
@@ -324,7 +326,21 @@ const main = async (): Promise<number> => {
     )
   }
   log("")
-  const outcomes = [...verdicts(targets, results, { billing, serviceLog }), ...responsesBeside.verdicts, ...(offOn?.verdicts ?? [])]
+  const portkeyRss = results.rss.get("portkey")
+  log("")
+  log(
+    `The exchange tier (SERVICE_ROLES=exchange, beside the service on its database, an account of its own): RSS ${tier.rssMb.toFixed(0)} MB` +
+      ` against the full service's ${ms(results.rss.get("exchange"))} MB${portkeyRss === undefined ? "" : ` and Portkey's ${portkeyRss.toFixed(0)} MB (${(tier.rssMb / portkeyRss).toFixed(2)}x)`};` +
+      ` latency p50 ${tier.latency.p50.toFixed(2)} ms, ${tier.latency.cpuMsPerRequest.toFixed(2)} ms CPU per request; ${tier.throughput.requestsPerSecond.toFixed(0)} req/s at ${settings.connections} connections (one run).`
+  )
+  const tierVerdict: Verdict = portkeyRss === undefined
+    ? { name: `RSS of an exchange-only replica <= ${TARGET_RSS_VS_PORTKEY}x Portkey's`, outcome: "not evaluated", detail: "Portkey not measured" }
+    : {
+      name: `RSS of an exchange-only replica <= ${TARGET_RSS_VS_PORTKEY}x Portkey's`,
+      outcome: tier.rssMb <= TARGET_RSS_VS_PORTKEY * portkeyRss ? "PASS" : "MISS",
+      detail: `${tier.rssMb.toFixed(0)} MB vs ${portkeyRss.toFixed(0)} MB (${(tier.rssMb / portkeyRss).toFixed(2)}x)`
+    }
+  const outcomes = [...verdicts(targets, results, { billing, serviceLog }), tierVerdict, ...responsesBeside.verdicts, ...(offOn?.verdicts ?? [])]
   for (const verdict of outcomes) log(`- ${verdict.outcome}: ${verdict.name}: ${verdict.detail}`)
   log("")
   const bareP50 = results.latency.get("bare")?.p50

@@ -283,6 +283,30 @@ export const startExchange = async (
   serviceLog: ServiceLog,
   options: { readonly name?: string; readonly env?: NodeJS.ProcessEnv } = {}
 ): Promise<Exchange> => {
+  const { handle, baseUrl, client } = await launchService(simulatorUrl, databaseUrl, serviceLog, options)
+  log("signing in an account by wallet, issuing an API key, granting credits...")
+  const first = await makeAccount(client, handle, "bench", CLIENT_IP)
+  const start = await first.account()
+  log(`account ${first.cfId}: balance ${start.balanceWei} wei, key ${first.apiKey.slice(0, 12)}...`)
+  return { ...first, baseUrl, child: handle, newAccount: (label, index) => makeAccount(client, handle, label, accountIp(index)) }
+}
+
+/**
+ * An exchange-only replica (`SERVICE_ROLES=exchange`, DESIGN.md section 14) on the full service's database: no chain,
+ * no jobs, no pages. Its accounts are the full service's (it signs nobody in).
+ */
+export const startExchangeTier = async (simulatorUrl: string, databaseUrl: string, serviceLog: ServiceLog): Promise<{ readonly baseUrl: string; readonly child: Child }> => {
+  const { handle, baseUrl } = await launchService(simulatorUrl, databaseUrl, serviceLog, { name: "the exchange-only replica", env: { SERVICE_ROLES: "exchange" } })
+  return { baseUrl, child: handle }
+}
+
+/** The service started on `databaseUrl` with the bench's settings, once it routes the bench's model. */
+const launchService = async (
+  simulatorUrl: string,
+  databaseUrl: string,
+  serviceLog: ServiceLog,
+  options: { readonly name?: string; readonly env?: NodeJS.ProcessEnv }
+) => {
   const name = options.name ?? "the exchange"
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
   onCleanup("the temporary DATA_DIR", async () => Fs.rmSync(dataDir, { recursive: true, force: true }))
@@ -348,10 +372,5 @@ export const startExchange = async (
     }
     await sleep(listening ? 300 : 250)
   }
-
-  log("signing in an account by wallet, issuing an API key, granting credits...")
-  const first = await makeAccount(client, handle, "bench", CLIENT_IP)
-  const start = await first.account()
-  log(`account ${first.cfId}: balance ${start.balanceWei} wei, key ${first.apiKey.slice(0, 12)}...`)
-  return { ...first, baseUrl, child: handle, newAccount: (label, index) => makeAccount(client, handle, label, accountIp(index)) }
+  return { handle, baseUrl, client }
 }

@@ -194,7 +194,8 @@ const main = async () => {
       if (response.url().endsWith(".js")) scripts.push(Path.basename(new URL(response.url()).pathname))
     })
     await page.goto(`${base}/`, { waitUntil: "load" })
-    await page.waitForFunction("performance.getEntriesByName('first-contentful-paint').length > 0", undefined, { timeout: 15_000 })
+    // A function, not a string: the pages' Content-Security-Policy forbids eval.
+    await page.waitForFunction(() => performance.getEntriesByName("first-contentful-paint").length > 0, undefined, { timeout: 15_000 })
     const timing = (await page.evaluate(`(() => {
       const fcp = performance.getEntriesByName("first-contentful-paint")[0].startTime
       const html = performance.getEntriesByType("navigation")[0].responseEnd
