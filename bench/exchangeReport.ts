@@ -1,5 +1,5 @@
 /** `npm run bench:exchange`: the tables it prints and its verdicts on the targets of the issue. */
-import { settings, TARGET_ADDED_P50_MS, TARGET_CPU_VS_PORTKEY, TARGET_RSS_VS_PORTKEY, TARGET_VS_BARE, TARGET_VS_PORTKEY } from "./exchangeSettings.ts"
+import { settings, TARGET_ADDED_P50_MS, TARGET_CPU_VS_PORTKEY, TARGET_VS_BARE, TARGET_VS_PORTKEY } from "./exchangeSettings.ts"
 import type { LoadKey, SequentialFigures, Throughput } from "./exchangeMeasure.ts"
 import type { Target, TargetKey } from "./exchangeRequests.ts"
 import type { ServiceLog } from "./exchangeLog.ts"
@@ -151,7 +151,8 @@ export const verdicts = (targets: ReadonlyArray<Target>, results: Results, check
   }
   ratio(`throughput at ${n} connections, one account >= ${TARGET_VS_PORTKEY}x Portkey's`, exchangeRps, rps("portkey"), TARGET_VS_PORTKEY, portkeyMissing, false)
   ratio(`throughput at ${n} connections, one account, vs the bare proxy's (aim ${TARGET_VS_BARE}x; information)`, exchangeRps, rps("bare"), TARGET_VS_BARE, undefined, true)
-  ratio(`throughput at ${n} connections over ${n} accounts vs Portkey's (information; aim ${TARGET_VS_PORTKEY}x)`, rps("exchange-accounts"), rps("portkey"), TARGET_VS_PORTKEY, portkeyMissing, true)
+  ratio(`throughput at ${n} connections over ${n} accounts >= ${TARGET_VS_PORTKEY}x Portkey's`, rps("exchange-accounts"), rps("portkey"), TARGET_VS_PORTKEY, portkeyMissing, false)
+  ratio(`throughput at ${n} connections over ${n} accounts >= the one-account figure`, rps("exchange-accounts"), exchangeRps, 1, undefined, false)
 
   const atMost = (name: string, value: number | undefined, other: number | undefined, factor: number, unit: string) => {
     if (portkeyMissing !== undefined || value === undefined || other === undefined || Number.isNaN(value) || Number.isNaN(other)) {
@@ -173,7 +174,14 @@ export const verdicts = (targets: ReadonlyArray<Target>, results: Results, check
     TARGET_CPU_VS_PORTKEY,
     "ms"
   )
-  atMost(`RSS after the load runs <= ${TARGET_RSS_VS_PORTKEY}x Portkey's`, results.rss.get("exchange"), results.rss.get("portkey"), TARGET_RSS_VS_PORTKEY, "MB")
+  // The target is the exchange-only replica's (bench/exchange.ts, the exchange tier); the full service's is information.
+  const fullRss = results.rss.get("exchange")
+  const portkeyRss = results.rss.get("portkey")
+  out.push(
+    fullRss === undefined || portkeyRss === undefined
+      ? { name: "RSS of the full service after the load runs (information)", outcome: "not evaluated", detail: portkeyMissing ?? "no figure" }
+      : { name: "RSS of the full service after the load runs (information)", outcome: "INFO", detail: `${fullRss.toFixed(0)} vs Portkey's ${portkeyRss.toFixed(0)} MB = ${(fullRss / portkeyRss).toFixed(2)}x` }
+  )
 
   const { billing, serviceLog } = checks
   out.push({

@@ -25,13 +25,15 @@ export const settings = {
   cpuProfDir: process.env["BENCH_CPU_PROF_DIR"]?.trim() || undefined
 }
 
-export const TARGET_ADDED_P50_MS = 1
-export const TARGET_VS_PORTKEY = 2
+// Issue 39's targets (the long-run aim stays 2x Portkey's throughput).
+export const TARGET_ADDED_P50_MS = 2
+/** Throughput at 32 connections, one account and over 32 accounts, at least this multiple of Portkey's. */
+export const TARGET_VS_PORTKEY = 1.5
 /** Information, not a verdict: the exchange's throughput as a share of the bare proxy's. */
 export const TARGET_VS_BARE = 0.5
 /** CPU time per request at most this share of Portkey's. */
-export const TARGET_CPU_VS_PORTKEY = 0.5
-/** RSS at most this multiple of Portkey's. */
+export const TARGET_CPU_VS_PORTKEY = 1
+/** RSS of an exchange-only replica at most this multiple of Portkey's. */
 export const TARGET_RSS_VS_PORTKEY = 1.5
 
 export const EXCHANGE_MODEL = "openai/gpt-4.1"
