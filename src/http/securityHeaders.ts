@@ -1,6 +1,7 @@
 /**
  * What the service tells a browser to protect a signed-in person (docs/decisions.md "Security headers"), in one
- * place: the Content-Security-Policy and the other headers every HTML page carries, and when a cookie is `Secure`.
+ * place: the Content-Security-Policy and the other headers every HTML page carries, and when the session cookie is
+ * `Secure`.
  *
  * Every HTML page the service answers (the public pages, their 404, the console's shell for each of its routes, the
  * API documentation viewers) takes its headers from `pageSecurityHeaders`:
@@ -64,7 +65,7 @@ export const httpsByConfig = (config: Pick<AppConfigShape, "host" | "publicBaseU
   })
 
 /**
- * When a cookie the service sets (the session's, the referral's) is `Secure`: whenever the service is reached over
+ * When the session cookie is `Secure` (the referral cookie always is, as SPEC says): whenever the service is reached over
  * https, by its configuration (`httpsByConfig`) or because a proxy it trusts (TRUST_PROXY, the same rule as the
  * forwarded origin in src/http/csrf.ts and the pages' canonical URLs) says so with `X-Forwarded-Proto: https`.
  */
