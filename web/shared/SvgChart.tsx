@@ -286,8 +286,9 @@ export const SvgStepChart = (props: {
       </g>
       {markPath !== "" && (
         // One path for every mark: a line (and a title) per mark was four elements each, a hundred marks on `/` the
-        // bulk of its first paint. Each mark's label and date are in the list under the table.
-        <path class="svg-chart-marks" d={markPath} stroke="#6b7280" stroke-width="1.5" stroke-dasharray="4 4" fill="none">
+        // bulk of its first paint. Each mark's label and date are in the list under the table. Light and thin, so that a
+        // hundred marks do not hide the series.
+        <path class="svg-chart-marks" d={markPath} stroke="#cbd5e1" stroke-width="1" stroke-dasharray="4 4" fill="none">
           <title>{shownMarks.length === 1 ? `${shownMarks[0]!.label} (${utc(shownMarks[0]!.at)})` : `${shownMarks.length} events, listed under the table`}</title>
         </path>
       )}
