@@ -156,6 +156,14 @@ const sent: Array<Sent> = []
 let owner: Owner
 const marks = { down: 0, restartBegan: 0, restarted: 0, recovered: 0 }
 
+/** What the refusals other than 503 said, by role, model and time against the outage's marks (for a failing assertion). */
+const refusals = (outcomes: ReadonlyArray<Sent>) =>
+  outcomes
+    .filter((s) => ![200, 503].includes(s.status))
+    .slice(0, 5)
+    .map((s) => `${s.role} ${s.model} sent ${Math.round(s.sentAt - marks.down)} ms after the crash: ${s.status} ${s.errorCode} ${s.errorMessage ?? ""}`)
+    .join("\n")
+
 const send = async (role: Sent["role"], model: string, secret: string, prompt: string, stream: boolean, options: Parameters<typeof sendChat>[4] = {}) => {
   const sentAt = performance.now()
   const body = { model, messages: [{ role: "user", content: prompt }], max_tokens: 16 }
@@ -280,7 +288,7 @@ describe("the database crashes under load and comes back", () => {
 
     // Nothing failed at the socket, timed out or answered 500, at any time.
     expect(outcomes.filter((s) => s.failure !== undefined), summary(outcomes)).toEqual([])
-    expect(outcomes.filter((s) => ![200, 503].includes(s.status)).map((s) => `${s.status} ${s.errorCode}`)).toEqual([])
+    expect(outcomes.filter((s) => ![200, 503].includes(s.status)).map((s) => `${s.status} ${s.errorCode}`), refusals(outcomes)).toEqual([])
 
     // Sent while the database was down: 503 service_unavailable in the envelope, within the bound; a request that was
     // still waiting when the server came back may have been served.

@@ -279,20 +279,28 @@ describe("POST /v1/account/withdrawals", () => {
 
   it("answers contract_error chain_unavailable and refunds when the chain does not answer", async () => {
     const before = await balance()
-    // The port is matched whole (`--port 4123` must not also match `--port 41234`).
-    const pids = execFileSync("pgrep", ["-f", `anvil .*--port ${new URL(rpcUrl).port}( |$)`]).toString().trim().split("\n").map(Number)
-    expect(pids.length).toBeGreaterThan(0)
+    // Every process listening on the node's port, whatever it is: nothing may answer there once they are stopped.
+    const port = new URL(rpcUrl).port
+    const listening = execFileSync("ss", ["-Htlnp", `sport = :${port}`]).toString()
+    const pids = [...new Set([...listening.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1])))]
+    expect(pids.length, listening).toBeGreaterThan(0)
+    expect(pids, `this test's own process listens on the node's port: ${listening}`).not.toContain(process.pid)
+    const commands = pids.map((pid) => `${pid}: ${Fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim()}`).join("; ")
     for (const pid of pids) process.kill(pid, "SIGSTOP")
     let answer: Awaited<ReturnType<typeof withdraw>>
     try {
+      // A stop takes effect once each of the node's threads leaves what it is doing (a state dump to disk, say): wait
+      // until the kernel reports every one stopped, or the node may still answer the first calls.
+      const stopped = (pid: number) => /^State:\s+T/m.test(Fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+      await waitFor(async () => pids.every(stopped), `the node's processes (${commands}) to stop`)
       // The stopped node must be the one the service talks to: nothing may answer on its port now.
       const stillAnswers = await fetch(rpcUrl, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
         signal: AbortSignal.timeout(1_000)
-      }).then(() => true, () => false)
-      expect(stillAnswers, `something still answers on ${rpcUrl} after stopping ${pids.join(", ")}`).toBe(false)
+      }).then(async (r) => `${r.status} ${await r.text()}`, () => undefined)
+      expect(stillAnswers, `${rpcUrl} still answers after stopping ${commands} (ss: ${listening.trim()})`).toBeUndefined()
       answer = await withdraw({ to: privateKeyToAccount(generatePrivateKey()).address, amountWei: ONE.toString() })
     } finally {
       for (const pid of pids) process.kill(pid, "SIGCONT")

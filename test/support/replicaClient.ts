@@ -67,6 +67,8 @@ export interface ChatOutcome {
   readonly complete: boolean
   /** The error envelope's code (a refusal), or the code of a stream's error frame. */
   readonly errorCode: string | undefined
+  /** A refusal's message (what a failing assertion shows). */
+  readonly errorMessage?: string | undefined
   readonly ms: number
 }
 
@@ -116,6 +118,7 @@ export const sendChat = async (
       usage: ok ? parsed.usage : undefined,
       complete: ok && parsed.usage !== undefined,
       errorCode: ok ? undefined : parsed.error?.code,
+      errorMessage: ok ? undefined : parsed.error?.message,
       ms
     }
   }
