@@ -64,15 +64,12 @@ const watchedPage = async (name: string): Promise<{ page: Page; violations: () =
 const inlineStyleApplies = (page: Page) =>
   page.evaluate(`Array.from(document.styleSheets).some((sheet) => sheet.ownerNode && sheet.ownerNode.tagName === "STYLE" && sheet.cssRules.length > 0)`)
 
-/** The frame the other site's page holds, once its load settled. */
+/**
+ * The frame the other site's page holds, once its load settled: the page's load event waits for its frame's (a refused
+ * frame's too, on chromium's error document), and `goto` waits for the page's.
+ */
 const framedFrom = async (page: Page, src: string): Promise<Frame> => {
-  await page.goto(`${otherOrigin}/?src=${encodeURIComponent(src)}`)
-  await page.locator("#framed").evaluate((frame) => new Promise((resolve) => {
-    // The load event of a refused frame fires too (on chromium's error document).
-    const element = frame as unknown as { addEventListener: (name: string, f: () => void) => void; contentWindow: unknown }
-    element.addEventListener("load", () => resolve(undefined))
-    setTimeout(() => resolve(undefined), 5_000)
-  }))
+  await page.goto(`${otherOrigin}/?src=${encodeURIComponent(src)}`, { waitUntil: "load" })
   const frame = page.frames().find((candidate) => candidate !== page.mainFrame())
   expect(frame, "the iframe's frame").toBeDefined()
   return frame!

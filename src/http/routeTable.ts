@@ -19,7 +19,8 @@ export interface RouteTable {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
-const patternOf = (path: string): RegExp =>
+/** A route template (`/v1/oracle/models/:key`, a trailing `*`) as the pattern of the paths it takes. */
+export const patternOf = (path: string): RegExp =>
   new RegExp(
     "^" +
       path

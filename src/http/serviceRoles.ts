@@ -13,6 +13,7 @@ import { runsEveryRole, runsRole, type ServiceRole, type ServiceRoles } from "..
 import { renderError } from "./errorEnvelope.ts"
 import { keyPathOf } from "./modelKeyPath.ts"
 import { pathOf } from "./paths.ts"
+import { patternOf } from "./routeTable.ts"
 
 /** Served by every replica whatever its roles: readiness and the API documents. */
 export const EVERY_REPLICA = "every replica"
@@ -72,18 +73,6 @@ export const roleOfEndpoint = (group: string, endpoint: string): ServiceRole | u
   const role = ROUTE_ROLES[`${group}.${endpoint}`] ?? ROUTE_ROLES[group]
   return role === undefined || role === EVERY_REPLICA ? undefined : role
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
-const patternOf = (path: string): RegExp =>
-  new RegExp(
-    "^" +
-      path
-        .split("/")
-        .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment === "*" ? ".+" : escapeRegExp(segment)))
-        .join("/") +
-      "/?$"
-  )
 
 export interface RoleTable {
   /**
