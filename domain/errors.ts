@@ -109,6 +109,39 @@ export class AppGrantRevoked extends Schema.TaggedError<AppGrantRevoked>()("AppG
 export class ModelRestricted extends Schema.TaggedError<ModelRestricted>()("ModelRestricted", fields) {}
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
 
+/** How much of a refused value a 422 quotes: enough to recognise it, never a large value whole. */
+export const QUOTED_VALUE_LIMIT = 240
+/** The longest an issue's message or field name may be once its quoted value is bounded. */
+const ISSUE_TEXT_LIMIT = 2_000
+/** How many issues the message lists (`issues` has them all). */
+const SUMMARY_ISSUES = 20
+
+/**
+ * `text` cut to well under `limit` characters with an ellipsis and its length named, or whole when it fits. The cut
+ * form fits under `limit`, so cutting again leaves it as it is, and a surrogate pair is never split.
+ */
+export const boundText = (text: string, limit: number): string => {
+  if (text.length <= limit) return text
+  let end = Math.floor(limit * 0.8)
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1
+  return `${text.slice(0, end)}… (${text.length} characters)`
+}
+
+/** Effect's wording of a refused value: `Expected <what>, actual <the value as sent>`. */
+const QUOTING = /^(Expected [^]*?, actual )([^]*)$/
+
+/** One issue with the value it quotes (and a field name sent as a key) cut to QUOTED_VALUE_LIMIT. */
+const boundIssue = (issue: ValidationIssue): ValidationIssue => {
+  const quoting = QUOTING.exec(issue.message)
+  const message = quoting === null ? issue.message : `${quoting[1]}${boundText(quoting[2]!, QUOTED_VALUE_LIMIT)}`
+  return {
+    param: boundText(issue.param, ISSUE_TEXT_LIMIT),
+    path: issue.path.map((segment) => (typeof segment === "string" ? boundText(segment, QUOTED_VALUE_LIMIT) : segment)),
+    message: boundText(message, ISSUE_TEXT_LIMIT)
+  }
+}
+
 /**
  * 422 in both of its kinds: a body failing schema validation carries `issues` (type `validation_error`);
  * a parsed request refused afterwards has none (type `invalid_request_error`).
@@ -121,13 +154,18 @@ export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("Va
     return this.issues === undefined ? "invalid_request_error" : "validation_error"
   }
 
-  /** `param` names the field when every issue is about the same one. */
-  static fromIssues(issues: ReadonlyArray<ValidationIssue>): ValidationFailed {
+  /**
+   * `param` names the field when every issue is about the same one. Every 422 with issues is built here, so this is
+   * where what it quotes of a refused value is bounded (boundIssue): the answer stays small whatever was sent.
+   */
+  static fromIssues(sent: ReadonlyArray<ValidationIssue>): ValidationFailed {
+    const issues = sent.map(boundIssue)
     const params = new Set(issues.map((issue) => issue.param))
     const [only] = params
-    const summary = issues.map((issue) => `${issue.param === "" ? "request" : issue.param}: ${issue.message}`)
+    const summary = issues.slice(0, SUMMARY_ISSUES).map((issue) => `${issue.param === "" ? "request" : issue.param}: ${issue.message}`)
+    const more = issues.length - SUMMARY_ISSUES
     return new ValidationFailed({
-      message: `Invalid request: ${summary.join("; ")}`,
+      message: `Invalid request: ${summary.join("; ")}${more > 0 ? `; and ${more} more (see issues)` : ""}`,
       issues,
       ...(params.size === 1 && only !== undefined && only !== "" ? { param: only } : {})
     })
