@@ -174,6 +174,18 @@ export const sourceOfNumber = (
       ? { url: mark.sourceUrl, checkedAt: mark.checkedAt }
       : { url: point.sourceUrl, checkedAt: point.checkedAt }
 
+/**
+ * The output price of a point of a model that has one: every kind but embedding (the card check refuses a chat
+ * model's entry without it). For the basket, chat billing and routing, which only ever price such models; a point
+ * without one reaching them is a defect.
+ */
+export const requireOutput = (point: Pick<PricePoint, "output" | "effectiveFrom">): MarkedPrice => {
+  if (point.output === null) {
+    throw new Error(`a price without an output price (in force from ${point.effectiveFrom.toISOString()}) reached a chat-only path`)
+  }
+  return point.output
+}
+
 export interface ModelCard {
   readonly id: string
   readonly providerKey: string

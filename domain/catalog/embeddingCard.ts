@@ -6,7 +6,6 @@
  * kind but text out), so nothing here reaches a manifest or a hash.
  */
 import { Schema } from "effect"
-import type { MarkedPrice, PricePoint } from "./card.ts"
 import { BooleanText, PositiveIntText } from "./cardText.ts"
 
 /** What a card says of an embedding model beyond its price. */
@@ -110,15 +109,3 @@ export const acceptsDimensions = (traits: EmbeddingTraits, size: number): boolea
   (traits.dimensionOptions !== null
     ? traits.dimensionOptions.includes(size)
     : traits.flexibleDimensions && Number.isInteger(size) && size >= 1 && size <= (traits.maxDimensions ?? traits.dimensions))
-
-/**
- * The output price of a point of a model that has one: every kind but embedding (the card check refuses a chat
- * model's entry without it). For the basket, chat billing and routing, which only ever price such models; a point
- * without one reaching them is a defect.
- */
-export const requireOutput = (point: Pick<PricePoint, "output" | "effectiveFrom">): MarkedPrice => {
-  if (point.output === null) {
-    throw new Error(`a price without an output price (in force from ${point.effectiveFrom.toISOString()}) reached a chat-only path`)
-  }
-  return point.output
-}

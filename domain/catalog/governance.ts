@@ -4,9 +4,8 @@
  * decisions and rules give the same basket.
  */
 import { formatUsd18, referenceCost18, type Usd18 } from "../money.ts"
-import type { FamilyRecord, ModelCard, PricePoint } from "./card.ts"
+import { type FamilyRecord, type ModelCard, type PricePoint, requireOutput } from "./card.ts"
 import { decisionActiveAt, type FamilyDecision } from "./decisions.ts"
-import { requireOutput } from "./embeddingCard.ts"
 
 export interface GovernanceRules {
   /** Days after its GA release before a model may take a slot. */

@@ -4,8 +4,7 @@
  * arithmetic is money.ts's (settleCharge: legs summed exactly, one markup, one floor); this module only decides
  * which rate each token count is billed at.
  */
-import type { ContextTier, MarkedPrice, PriceComponent, PricePoint, Provenance } from "../catalog/card.ts"
-import { requireOutput } from "../catalog/embeddingCard.ts"
+import { type ContextTier, type MarkedPrice, type PriceComponent, type PricePoint, type Provenance, requireOutput } from "../catalog/card.ts"
 import { type ChargeLeg, settleCharge, sumLegsExact, Usd18, type Wei } from "../money.ts"
 import { inputSide, type Usage } from "./canonical.ts"
 

@@ -4,8 +4,7 @@
  * request's candidates are computed from it without any I/O.
  */
 import { Either } from "effect"
-import type { ModelCard } from "../catalog/card.ts"
-import { requireOutput } from "../catalog/embeddingCard.ts"
+import { type ModelCard, requireOutput } from "../catalog/card.ts"
 import { ModelRestricted, ServiceUnavailable, ValidationFailed } from "../errors.ts"
 import type { CatalogListing } from "../oracle/inputs.ts"
 import type { KeyResolution } from "../oracle/keys.ts"

@@ -3,7 +3,7 @@
  * instant attests it ('manifest'), else the catalog's temporal history answers ('catalog'). Only chat models are
  * tracked here (lookups.ts): an embedding model has no output price, and its history is in the catalog.
  */
-import { requireOutput } from "../catalog/embeddingCard.ts"
+import { requireOutput } from "../catalog/card.ts"
 import { pricePointAt } from "../catalog/governance.ts"
 import { usd18ToNumber, type Usd18 } from "../money.ts"
 import type { ConfirmedRevision, StoredPoint } from "./inputs.ts"
