@@ -55,6 +55,34 @@ describe("the provenance report", () => {
     expect(tiered).toContain("contextTiers[>=200001].output")
   })
 
+  it("leaves out a preview once a GA model of its family is released after it, and keeps one still the newest", () => {
+    const ga = [
+      "  - id: acme/small-2",
+      "    family: acme.small",
+      "    displayName: Small 2",
+      "    sdkId: small-2",
+      "    releasedAt: 2026-01-15",
+      "    availability: ga",
+      "    kind: text",
+      "    reasoning: false",
+      "    prices:",
+      "      - from: 2026-01-15",
+      "        sourceUrl: https://acme.example/pricing",
+      "        checkedAt: 2026-11-26",
+      "        input: 0.05",
+      "        output: 0.2",
+      ""
+    ].join("\n")
+    const followed = card("acme.yaml", (t) => t.replace("  - id: acme/embed-1\n", `${ga}  - id: acme/embed-1\n`))
+    const models = (day: string) => [...new Set(currentNumbers(followed, new Date(`${day}T00:00:00Z`)).map((n) => n.model))]
+    // No retiredAt on the preview: current until its GA successor ships, then not.
+    expect(models("2026-01-14")).toContain("acme/small-2-preview")
+    expect(models("2026-01-15")).not.toContain("acme/small-2-preview")
+    expect(models("2026-11-26")).toEqual(["acme/big-1", "acme/big-2", "acme/small-1", "acme/small-2", "acme/embed-1"])
+    // Without it the preview is the newest of its family (small-1, GA, came before it) and counts.
+    expect(currentNumbers(card("acme.yaml"), asOf).some((n) => n.model === "acme/small-2-preview")).toBe(true)
+  })
+
   it("lists a source read more than 90 days before the day, and not one read exactly 90 days before", () => {
     const readOn = (day: string) => card("acme.yaml", (t) => t.replace(SMALL_1_READ, SMALL_1_READ.replace("2026-11-26", day)))
     const stale = provenanceReport([readOn("2026-08-27")], asOf).providers[0]!.staleSources

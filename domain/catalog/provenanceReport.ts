@@ -52,11 +52,24 @@ export interface ProvenanceReport {
   readonly counts: Readonly<Record<Provenance, number>>
 }
 
-/** The entry in force at `asOf` of a model still served then, if any. */
-export const priceInForce = (model: ModelCard, asOf: Date): PricePoint | undefined => {
-  if (model.retiredAt !== null && model.retiredAt <= asOf) return undefined
-  return pricePointAt(model.prices, asOf)
+/**
+ * Whether a model is current at `asOf`: not retired then and, for a preview, not yet followed by a generally available
+ * model of its family. Vendors end a preview once the GA model that follows it ships, mostly without a date the card
+ * could carry as `retiredAt`; a preview still the newest of its family (no GA release after it) stays current.
+ * `family` is every model of the card (those of other families are ignored).
+ */
+export const isCurrentAt = (model: ModelCard, family: ReadonlyArray<ModelCard>, asOf: Date): boolean => {
+  if (model.retiredAt !== null && model.retiredAt <= asOf) return false
+  if (model.availability !== "preview") return true
+  return !family.some(
+    (other) =>
+      other.family === model.family && other.availability === "ga" && other.releasedAt > model.releasedAt && other.releasedAt <= asOf
+  )
 }
+
+/** The entry in force at `asOf` of a model current then (isCurrentAt), if any. */
+export const priceInForce = (model: ModelCard, family: ReadonlyArray<ModelCard>, asOf: Date): PricePoint | undefined =>
+  isCurrentAt(model, family, asOf) ? pricePointAt(model.prices, asOf) : undefined
 
 const numbersOf = (point: PricePoint): ReadonlyArray<readonly [string, MarkedPrice]> => {
   const named: Array<readonly [string, MarkedPrice | null]> = [
@@ -77,7 +90,7 @@ const numbersOf = (point: PricePoint): ReadonlyArray<readonly [string, MarkedPri
 /** Every number of every price in force at `asOf`, with the source behind it (its own, else its entry's). */
 export const currentNumbers = (card: PriceCard, asOf: Date): ReadonlyArray<CurrentNumber> =>
   card.models.flatMap((model) => {
-    const point = priceInForce(model, asOf)
+    const point = priceInForce(model, card.models, asOf)
     if (point === undefined) return []
     return numbersOf(point).map(([number, mark]): CurrentNumber => {
       const source = sourceOfNumber(mark, point)
