@@ -3,15 +3,23 @@
  * every replica draws on one budget per client. With `RATE_LIMIT_ENABLED=false` nothing connects anywhere.
  */
 import { RateLimiter } from "@effect/experimental"
-import * as RedisRateLimiter from "@effect/experimental/RateLimiter/Redis"
-import { Cause, Context, Duration, Effect, Exit, Layer, Option, Redacted, Schedule, Scope } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Runtime, Schedule } from "effect"
+import { Redis } from "ioredis"
 import { AppConfig } from "../services/platform/AppConfig.ts"
 import { RateLimits } from "../services/platform/RateLimits.ts"
 import { reconnectDelay, redisOptionsFromUrl } from "../services/platform/redisOptions.ts"
+import { redisRateLimitStore } from "../services/platform/redisRateLimitStore.ts"
 
 /** How long a start waits for Redis to answer before it goes on without it (failing open). */
 const REDIS_STARTUP_WAIT = Duration.seconds(2)
 
+/**
+ * Redis as the store, over a client of ours: the library's own Redis store makes a client with no 'error' listener,
+ * so an outage printed "[ioredis] Unhandled error event" on every reconnection attempt. Here the outage is logged
+ * once when Redis stops answering (WARN) and once when it answers again (INFO); each failed attempt in between goes to
+ * DEBUG. What a request meets meanwhile is unchanged: every consume fails with RateLimitStoreError and RateLimits lets
+ * the request through (fail open).
+ */
 const redisStore = (url: Redacted.Redacted, prefix: string) =>
   Layer.scoped(
     RateLimiter.RateLimiterStore,
@@ -21,33 +29,49 @@ const redisStore = (url: Redacted.Redacted, prefix: string) =>
         catch: (error) => (error instanceof Error ? error : new Error(String(error)))
       }).pipe(Effect.orDie)
       const where = `${options.host}:${options.port}`
+      const runFork = Runtime.runFork(yield* Effect.runtime<never>())
 
-      // The library owns the client and closes it with QUIT, which fails while Redis is unreachable: then
-      // the client must stop reconnecting (no retry once we are closing) and the failure must not turn
-      // the shutdown into an error.
-      let closing = false
-      const clientScope = yield* Scope.make()
-      yield* Effect.addFinalizer(() =>
+      const client = yield* Effect.acquireRelease(
         Effect.sync(() => {
-          closing = true
-        }).pipe(
-          Effect.zipRight(Scope.close(clientScope, Exit.void)),
-          Effect.catchAllCause((cause) =>
-            Effect.logDebug("the rate-limit Redis client closed without QUIT").pipe(
-              Effect.annotateLogs({ cause: Cause.pretty(cause) })
+          const state = { closing: false, reachable: undefined as boolean | undefined }
+          // No reconnection once we are closing.
+          const client = new Redis({ ...options, retryStrategy: (attempt) => (state.closing ? null : reconnectDelay(attempt)) })
+          client.on("error", (error: Error) => {
+            if (state.closing) return
+            const cause = error.message
+            if (state.reachable === false) {
+              runFork(Effect.logDebug(`the rate-limit Redis at ${where} is still unavailable`).pipe(Effect.annotateLogs({ cause })))
+              return
+            }
+            state.reachable = false
+            runFork(
+              Effect.logWarning(
+                `the rate-limit Redis at ${where} is unavailable: oracle and inference requests go through unlimited until it answers again`
+              ).pipe(Effect.annotateLogs({ cause }))
             )
-          )
-        )
-      )
-      const context = yield* Layer.buildWithScope(
-        RedisRateLimiter.layerStore({
-          ...options,
-          prefix,
-          retryStrategy: (attempt) => (closing ? null : reconnectDelay(attempt))
+          })
+          client.on("ready", () => {
+            if (state.reachable === false) {
+              runFork(Effect.logInfo(`the rate-limit Redis at ${where} answers again: rate limits are shared through it again`))
+            }
+            state.reachable = true
+          })
+          return { client, state }
         }),
-        clientScope
+        ({ client, state }) =>
+          Effect.sync(() => {
+            state.closing = true
+          }).pipe(
+            // QUIT lets commands in flight finish; it cannot while Redis is unreachable, so only then and not for long.
+            Effect.zipRight(
+              client.status === "ready"
+                ? Effect.tryPromise(() => client.quit()).pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+                : Effect.void
+            ),
+            Effect.zipRight(Effect.sync(() => client.disconnect()))
+          )
       )
-      const store = Context.get(context, RateLimiter.RateLimiterStore)
+      const store = redisRateLimitStore(client.client, prefix)
 
       // The client connects in the background: wait briefly so the first requests are counted, but never
       // hold the start on it.
@@ -55,8 +79,12 @@ const redisStore = (url: Redacted.Redacted, prefix: string) =>
         Effect.retry(Schedule.spaced(Duration.millis(100)).pipe(Schedule.upTo(REDIS_STARTUP_WAIT))),
         Effect.matchEffect({
           onSuccess: () => Effect.logInfo(`oracle rate limits are shared through Redis at ${where}`),
+          // Already reported by the client's listener when it could not connect; this covers a Redis that accepts
+          // the connection but does not answer.
           onFailure: () =>
-            Effect.logWarning(`Redis at ${where} does not answer: oracle requests go through unlimited until it does`)
+            client.state.reachable === false
+              ? Effect.void
+              : Effect.logWarning(`Redis at ${where} does not answer: oracle requests go through unlimited until it does`)
         })
       )
       return store

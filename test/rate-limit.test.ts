@@ -8,12 +8,17 @@
  * Each test speaks for its own client through X-Forwarded-For (TRUST_PROXY=true), so budgets never mix.
  */
 import { randomUUID } from "node:crypto"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { Redis } from "ioredis"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { redisOptionsFromUrl } from "../services/platform/redisOptions.ts"
 import { tightest } from "../services/platform/RateLimits.ts"
 import { createTestDatabase, type TestDatabase } from "./support/database.ts"
+import { waitFor } from "./support/polling.ts"
+import { cleanEnv, logRecords, startService } from "./support/process.ts"
 import { freePort, startTestServer, type TestServer } from "./support/server.ts"
 
 const ORACLE_PATH = "/v1/oracle/no-such-endpoint"
@@ -333,4 +338,49 @@ describe("REDIS_URL pointing at nothing", () => {
       await expectPassed(response)
     }
   })
+})
+
+// ioredis prints "[ioredis] Unhandled error event" on stderr for every failed reconnection of a client that has no
+// 'error' listener; the service's own process is the only place to see what it prints.
+describe("REDIS_URL pointing at nothing, in the service's own process", () => {
+  it("answers oracle requests as a fresh budget, logs the outage once at WARN (each retry at DEBUG), and prints nothing of ioredis' own", async () => {
+    const port = await freePort()
+    const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-redis-down-"))
+    const service = startService(
+      cleanEnv({
+        DATABASE_URL: database.url,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        EMBEDDED_CHAIN_PORT: String(await freePort()),
+        PRICE_SCAN_INTERVAL_HOURS: "0",
+        CHAIN_SYNC_INTERVAL_SECONDS: "0",
+        TRUST_PROXY: "true",
+        LOG_LEVEL: "DEBUG",
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`
+      })
+    )
+    try {
+      await service.waitForLog(/"ready at http:/, 240_000)
+      const server = { baseUrl: `http://127.0.0.1:${port}` } as TestServer
+      for (let i = 0; i < 10; i++) {
+        const response = await get(server, "203.0.113.31")
+        expect(limitHeaders(response)).toMatchObject({ limit: 5, remaining: 4 })
+        await expectPassed(response)
+      }
+      // By now the client has tried to connect for the start's probe and since.
+      expect(service.output()).not.toContain("Unhandled error event")
+      const retries = () =>
+        logRecords(service.output()).filter((r) => r.logLevel === "DEBUG" && String(r.message).includes("rate-limit Redis") && String(r.message).includes("still unavailable"))
+      // Several reconnection attempts failed by now (ioredis retries with a growing back-off).
+      await waitFor("three failed reconnections of the rate-limit client", async () => retries().length >= 3, 30_000, 100)
+      const warnings = logRecords(service.output()).filter((r) => r.logLevel === "WARN" && /rate-limit Redis at .* is unavailable/.test(String(r.message)))
+      expect(warnings, service.output().slice(-4_000)).toHaveLength(1)
+      expect(warnings[0]!.annotations.cause).toMatch(/ECONNREFUSED/)
+      expect(service.output()).not.toContain("Unhandled error event")
+    } finally {
+      await service.stop("SIGTERM")
+      Fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+    expect(service.output()).not.toContain("Unhandled error event")
+  }, 300_000)
 })
