@@ -2,7 +2,7 @@
  * A local EVM node: the anvil binary shipped in an npm package, run as a child process on loopback.
  */
 import { Data, Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
@@ -40,6 +40,24 @@ export const anvilBinary = (): string => {
   return "anvil"
 }
 
+/**
+ * How anvil is bound to this process's life. Linux: through util-linux `setpriv --pdeathsig TERM`, which asks the
+ * kernel (prctl PR_SET_PDEATHSIG) to send anvil SIGTERM when its parent ends, then execs anvil in its own place (same
+ * pid, same pipes, same signals): a service that is SIGKILLed, or dies of an uncaught error, leaves no anvil running,
+ * and the SIGTERM lets anvil write its state file as on a normal stop. Where setpriv is missing or has no
+ * `--pdeathsig` (util-linux before 2.33, other systems), anvil is spawned directly and outlives a killed service as
+ * before. The signal follows the thread that spawned it: spawned from a worker thread, anvil ends with that thread.
+ */
+let pdeathsigPrefix: ReadonlyArray<string> | undefined
+
+const parentDeathPrefix = (): ReadonlyArray<string> => {
+  if (pdeathsigPrefix === undefined) {
+    const probe = process.platform === "linux" ? spawnSync("setpriv", ["--pdeathsig", "TERM", "--", "true"], { stdio: "ignore" }) : undefined
+    pdeathsigPrefix = probe !== undefined && probe.error === undefined && probe.status === 0 ? ["setpriv", "--pdeathsig", "TERM", "--"] : []
+  }
+  return pdeathsigPrefix
+}
+
 const rpc = async (rpcUrl: string, method: string, params: ReadonlyArray<unknown>): Promise<boolean> => {
   try {
     const response = await fetch(rpcUrl, {
@@ -71,7 +89,8 @@ const spawnAnvil = async (options: AnvilOptions): Promise<AnvilNode> => {
   ]
   if (options.statePath !== undefined) args.push("--state", options.statePath)
   if (options.genesisTimestamp !== undefined) args.push("--timestamp", String(options.genesisTimestamp))
-  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] })
+  const argv = [...parentDeathPrefix(), anvilBinary(), ...args]
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] })
   const rpcUrl = `http://127.0.0.1:${options.port}`
   const listeningLine = `Listening on 127.0.0.1:${options.port}`
   let stdout = ""
