@@ -10,7 +10,7 @@
  */
 import { Context, Effect } from "effect"
 import type { Role } from "../../domain/accounts/roles.ts"
-import type { Credential } from "./Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
 
 export interface CurrentIdentityShape {
   readonly cfId: string

@@ -14,7 +14,7 @@ import {
   remainingBudget,
   spendWindows
 } from "../../domain/accounts/ledger.ts"
-import type { Credential } from "./Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
 import { Generations } from "../exchange/Generations.ts"
 import { Ledger } from "./Ledger.ts"
 import { LedgerRepository } from "./LedgerRepository.ts"

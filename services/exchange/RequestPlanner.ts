@@ -14,7 +14,7 @@ import { type CandidatePlan, checkKeyBudgets, checkWindows, planCandidates, type
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import type { Usd18 } from "../../domain/money.ts"
 import { type ConfirmedRevision, latestRevision } from "../../domain/oracle/inputs.ts"
-import type { Credential } from "../accounts/Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
 import { OracleSnapshot } from "../oracle/OracleSnapshot.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { AutoRouter, type Pin } from "./AutoRouter.ts"

@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { RateLimited } from "../../domain/errors.ts"
-import type { Credential } from "../accounts/Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
 import type { Usage as UsageReports } from "../accounts/Usage.ts"
 import type { RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
 import { recordRateLimitRefusal } from "../platform/metrics.ts"

@@ -7,7 +7,8 @@
  */
 import { Effect, Stream } from "effect"
 import type { NotFound, ValidationFailed } from "../../domain/errors.ts"
-import { type Credential, requireScope } from "../../services/accounts/Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
+import { requireScope } from "../../services/accounts/Credentials.ts"
 import { Exchange, type Reply, type RouteFacts } from "../../services/exchange/Exchange.ts"
 import type { Responses } from "../../services/exchange/Responses.ts"
 import { rateLimitHeaders } from "../../services/platform/RateLimits.ts"

@@ -8,7 +8,7 @@
 import type { Effect, Stream } from "effect"
 import type { NotFound, ValidationFailed } from "../../../domain/errors.ts"
 import type { ChatEvent, ChatRequest, ReplyBill, RouteRequest, StreamFailure, Usage } from "../../../domain/exchange/canonical.ts"
-import type { Credential } from "../../../services/accounts/Credentials.ts"
+import type { Credential } from "../../../domain/accounts/credential.ts"
 import type { InboundFormatName, Reply } from "../../../services/exchange/Exchange.ts"
 
 /** What the request's head adds to its body: Anthropic clients name their betas in a header. */
