@@ -6,6 +6,9 @@
  * sdkId `claude-sonnet-4-5`, openai/gpt-tiny `gpt-4.1-nano`).
  */
 import Anthropic from "@anthropic-ai/sdk"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeModelIdIndex, type ModelIdSource, splitDate } from "../domain/exchange/modelIds.ts"
@@ -232,5 +235,58 @@ describe("vendor model ids over the real stack", () => {
     )
     expect(refused).toBeInstanceOf(OpenAI.UnprocessableEntityError)
     expect((refused as InstanceType<typeof OpenAI.UnprocessableEntityError>).message).toContain("openai/gpt-tiny")
+  })
+})
+
+describe("a catalog model no provider serves here", () => {
+  let fx: ExchangeFixture
+  let key: { id: string; secret: string }
+  let providersDir: string
+
+  beforeAll(async () => {
+    providersDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-model-ids-"))
+    const file = Path.join(providersDir, "providers.yaml")
+    // OpenAI only: the fixture's Anthropic and Google models stay in the catalog with nobody to serve them.
+    Fs.writeFileSync(
+      file,
+      ["providers:", "  - name: openai", "    format: openai-chat", "    baseUrl: ${SIMULATOR_URL}/v1", "    keys:", "      - { secret: sim-openai, rpm: 6000, tpm: 10000000 }", ""].join("\n")
+    )
+    fx = await startExchangeFixture({ PROVIDERS_FILE: file })
+    key = await fx.issueKey({ label: "not routable" })
+    await fx.grant(ONE_CREDIT)
+  }, 120_000)
+
+  afterAll(async () => {
+    await fx?.close()
+    if (providersDir !== undefined) Fs.rmSync(providersDir, { recursive: true, force: true })
+  })
+
+  const send = async (path: string, body: unknown) => {
+    const response = await fetch(`${fx.baseUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    })
+    return { status: response.status, body: (await response.json()) as any }
+  }
+
+  it("is 503 naming the model as the client asked for it, its name and key, and what to configure", async () => {
+    const asked = await send("/v1/chat/completions", { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "x" }] })
+    expect(asked.status).toBe(503)
+    expect(envelopeProblem(asked.status, asked.body)).toBeUndefined()
+    expect(asked.body.error.message).toBe(
+      "claude-sonnet-4-5 (Claude Sonnet 4.5 (fixture), anthropic/claude-sonnet-4.5) is in the catalog but not routable here: " +
+        "no configured provider serves it (configure anthropic in PROVIDERS_FILE or set ANTHROPIC_API_KEY)."
+    )
+    // Asked by its catalog key, the key is what was asked: named once, with the display name.
+    const byKey = await send("/v1/chat/completions", { model: "anthropic/claude-sonnet-4.5", messages: [{ role: "user", content: "x" }] })
+    expect(byKey.body.error.message).toMatch(/^anthropic\/claude-sonnet-4\.5 \(Claude Sonnet 4\.5 \(fixture\)\) is in the catalog but not routable here/)
+    // The embeddings route names it the same way.
+    const embedding = await send("/v1/embeddings", { model: "gemini-embedding-001", input: "x" })
+    expect(embedding.status).toBe(503)
+    expect(embedding.body.error.message).toBe(
+      "gemini-embedding-001 (Gemini Embedding (fixture), google/gemini-embedding-001) is in the catalog but not routable here: " +
+        "no configured provider serves it (configure google in PROVIDERS_FILE or set GEMINI_API_KEY or GOOGLE_API_KEY)."
+    )
   })
 })

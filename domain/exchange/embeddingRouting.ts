@@ -52,9 +52,9 @@ const resolveEmbedding = (catalog: RoutableCatalog, name: string, param: string)
   if (kind !== "embedding") {
     return Either.left(invalid(`${param}: ${key} is not an embedding model (kind ${kind ?? "unknown"}); /v1/embeddings serves embedding models only.`, param))
   }
-  const why = catalog.whyNotRoutable(key)
-  if (why.permanent && !why.reason.startsWith("it is not a chat model")) return Either.left(invalid(`${param}: ${key} is not served: ${why.reason}.`, param))
-  return Either.left(new ServiceUnavailable({ message: `${key} is in the catalog but not routable here: no configured provider serves it.` }))
+  const why = catalog.whyNotRoutable(key, "embeddings")
+  if (why.permanent) return Either.left(invalid(`${param}: ${catalog.nameAsAsked(key, name)} is not served: ${why.reason}.`, param))
+  return Either.left(new ServiceUnavailable({ message: `${catalog.nameAsAsked(key, name)} is in the catalog but not routable here: ${why.reason}.` }))
 }
 
 /** Why a model cannot take this request (undefined: it can). */

@@ -10,7 +10,7 @@ import type { CatalogListing } from "../oracle/inputs.ts"
 import type { KeyResolution } from "../oracle/keys.ts"
 import type { ChatRequest, RouteRequest } from "./canonical.ts"
 import { makeModelIdIndex } from "./modelIds.ts"
-import type { ProviderConfig } from "./providers.ts"
+import { KEY_SHORTCUTS, type ProviderConfig } from "./providers.ts"
 import { type InboundFormatName, type ModelTraits, parameterRefusal, traitsFor, type TraitsTable } from "./traits.ts"
 
 export interface RoutableModel {
@@ -45,12 +45,23 @@ export interface RoutableCatalog {
   readonly unconfiguredVendors: ReadonlyArray<string>
   /**
    * Why a catalog model is not routable here: `permanent` when it never will be (retired, not a chat model), else no
-   * provider serves it (what an operator can change).
+   * provider serves it (what an operator can change). For `embeddings`, not being a chat model is no reason.
    */
-  readonly whyNotRoutable: (modelKey: string) => { readonly permanent: boolean; readonly reason: string }
+  readonly whyNotRoutable: (modelKey: string, route?: "chat" | "embeddings") => { readonly permanent: boolean; readonly reason: string }
+  /**
+   * A catalog model as a refusal names it: the id the client sent, then the model's display name and catalog key
+   * (`claude-opus-4-8 (Claude Opus 4.8, anthropic/claude-opus-4.8)`); the key alone is never what the client asked for.
+   */
+  readonly nameAsAsked: (modelKey: string, asked: string) => string
 }
 
 const vendorOf = (key: string) => key.slice(0, key.indexOf("/"))
+
+/** What enables a catalog provider: its name in PROVIDERS_FILE (the catalog's provider key), or its key variable. */
+const toConfigure = (providerKey: string): string => {
+  const shortcut = KEY_SHORTCUTS.find((s) => s.name === providerKey)
+  return `configure ${providerKey} in PROVIDERS_FILE${shortcut === undefined ? "" : ` or set ${shortcut.variables.join(" or ")}`}`
+}
 
 /**
  * The catalog models a configured provider serves: text models (and, apart, embedding models), not retired, of the
@@ -67,11 +78,14 @@ export const makeRoutableCatalog = (
   const models = new Map<string, RoutableModel>()
   const embeddings = new Map<string, RoutableModel>()
   const kinds = new Map(catalog.map((l) => [l.card.id, l.card.kind as string]))
+  const cards = new Map(catalog.map((l) => [l.card.id, l.card]))
   const reasons = new Map<string, string>()
+  const retirements = new Set<string>()
   for (const listing of catalog) {
     const card = listing.card
     if (card.retiredAt !== null && card.retiredAt <= now) {
       reasons.set(card.id, `it was retired on ${card.retiredAt.toISOString().slice(0, 10)} and is no longer served`)
+      retirements.add(card.id)
       continue
     }
     if (card.kind !== "text") reasons.set(card.id, `it is not a chat model (kind ${card.kind})`)
@@ -98,11 +112,17 @@ export const makeRoutableCatalog = (
     resolveInCatalog: ids.resolveInCatalog,
     suggest: (name) => ids.suggest(name),
     aliasesOf: ids.aliasesOf,
-    whyNotRoutable: (key) => {
-      const permanent = reasons.get(key)
+    whyNotRoutable: (key, route = "chat") => {
+      const permanent = route === "chat" || retirements.has(key) ? reasons.get(key) : undefined
       return permanent !== undefined
         ? { permanent: true, reason: permanent }
-        : { permanent: false, reason: `no configured provider serves it (configure ${vendorOf(key)} in PROVIDERS_FILE or set its API key variable)` }
+        : { permanent: false, reason: `no configured provider serves it (${toConfigure(cards.get(key)?.providerKey ?? vendorOf(key))})` }
+    },
+    nameAsAsked: (key, asked) => {
+      const card = cards.get(key)
+      const sent = asked.trim()
+      const known = card === undefined ? key : `${card.displayName}, ${key}`
+      return sent.toLowerCase() === key.toLowerCase() ? `${key}${card === undefined ? "" : ` (${card.displayName})`}` : `${sent} (${known})`
     },
     unconfiguredVendors: [...new Set(catalog.filter((l) => !byVendor.has(l.card.providerKey) && !byVendor.has(vendorOf(l.card.id))).map((l) => l.card.providerKey))].sort()
   }
@@ -159,9 +179,9 @@ const resolveNamed = (catalog: RoutableCatalog, name: string, param: string): Ei
     if (why.permanent) {
       const close = catalog.suggest(name)
       const hint = close.length === 0 ? "" : ` Did you mean ${close.join(", ")}?`
-      return Either.left(invalid(`${param}: ${key} is not served: ${why.reason}.${hint}`, param))
+      return Either.left(invalid(`${param}: ${catalog.nameAsAsked(key, name)} is not served: ${why.reason}.${hint}`, param))
     }
-    return Either.left(new ServiceUnavailable({ message: `${key} is in the catalog but not routable here: ${why.reason}.` }))
+    return Either.left(new ServiceUnavailable({ message: `${catalog.nameAsAsked(key, name)} is in the catalog but not routable here: ${why.reason}.` }))
   }
   // The closest routable ids help with a typo or another gateway's spelling of the model.
   const close = catalog.suggest(name)
