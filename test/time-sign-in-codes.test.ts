@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
+import { CODES_PER_ADDRESS } from "../domain/accounts/policies.ts"
 import { CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS } from "../domain/accounts/formats.ts"
 import { MailCapture, MailerCapture, TestAppConfig } from "../layers/Test.ts"
 import { EmailCodes } from "../services/accounts/EmailCodes.ts"
@@ -82,5 +83,44 @@ layer(Codes, { timeout: 60_000 })("sign-in codes in time", (it) => {
       yield* TestClock.adjust("1 minute")
       yield* codes.issue(request)
       expect((yield* (yield* MailCapture).to("busy@example.com")).length).toBe(6)
+    }))
+})
+
+/** What the service logged while its layer was built (the start). */
+const startLog: Array<{ readonly level: string; readonly message: string }> = []
+const capture = Logger.make(({ logLevel, message }) => {
+  startLog.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).map(String).join(" ") })
+})
+
+const CodesWithRateLimitsOff = EmailCodes.Default.pipe(
+  Layer.provideMerge(MailerCapture),
+  Layer.provideMerge(ScratchDatabase()),
+  Layer.provideMerge(TestAppConfig({ RATE_LIMIT_ENABLED: "false" })),
+  Layer.provide(Logger.replace(Logger.defaultLogger, capture))
+)
+
+// The code limits are abuse protection, not the request rates RATE_LIMIT_ENABLED is for: they stay, and the start says so.
+layer(CodesWithRateLimitsOff, { timeout: 60_000 })("sign-in codes with RATE_LIMIT_ENABLED=false", (it) => {
+  it.effect("the start logs that the sign-in limits still apply, naming them", () =>
+    Effect.sync(() => {
+      const lines = startLog.filter((line) => line.message.startsWith("RATE_LIMIT_ENABLED=false"))
+      expect(lines).toEqual([
+        {
+          level: "INFO",
+          message:
+            "RATE_LIMIT_ENABLED=false switches off the oracle and inference request rates only; the sign-in limits still apply: at most 5 e-mail codes per address and 20 per client address per hour, 10 CF IDs per client address per 24 hours"
+        }
+      ])
+    }))
+
+  it.effect("an address still gets five codes an hour", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(Date.parse("2026-03-02T11:00:00Z"))
+      const codes = yield* EmailCodes
+      const request = { email: "flagged-off@example.com", purpose: "sign_in" as const, clientIp: "203.0.113.77" }
+      for (let i = 0; i < CODES_PER_ADDRESS.limit; i++) yield* codes.issue(request)
+      const refused = yield* Effect.flip(codes.issue(request))
+      expect(refused._tag).toBe("RateLimited")
+      expect(refused.details).toEqual({ retryAfterSeconds: 60 * 60 })
     }))
 })

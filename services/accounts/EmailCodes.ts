@@ -13,7 +13,7 @@ import {
   MAX_CODE_ATTEMPTS,
   sameDigest
 } from "../../domain/accounts/emailCode.ts"
-import { CODES_PER_ADDRESS, CODES_PER_IP, type CountPolicy, retryAfterSeconds } from "../../domain/accounts/policies.ts"
+import { CODES_PER_ADDRESS, CODES_PER_IP, type CountPolicy, retryAfterSeconds, SIGNUPS_PER_IP } from "../../domain/accounts/policies.ts"
 import { RateLimited, type ServiceUnavailable, Unauthorized } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
@@ -53,6 +53,14 @@ export class EmailCodes extends Effect.Service<EmailCodes>()("EmailCodes", {
       // A shared database usually means replicas: each would draw its own pepper and refuse the others' codes.
       yield* Effect.logWarning(
         "AUTH_CODE_PEPPER is not set: this process drew its own, so a sign-in code sent by another replica (or before a restart) will not verify here; set the same AUTH_CODE_PEPPER on every replica"
+      )
+    }
+
+    if (!appConfig.rateLimit.enabled) {
+      // These limits are abuse protection (a mailbox bombed, codes guessed across many requests), not load shaping:
+      // RATE_LIMIT_ENABLED does not switch them off, and says so where it is set.
+      yield* Effect.logInfo(
+        `RATE_LIMIT_ENABLED=false switches off the oracle and inference request rates only; the sign-in limits still apply: at most ${CODES_PER_ADDRESS.limit} e-mail codes per address and ${CODES_PER_IP.limit} per client address per hour, ${SIGNUPS_PER_IP.limit} CF IDs per client address per 24 hours`
       )
     }
 
