@@ -11,7 +11,6 @@ import { ApiKeys } from "./ApiKeys.ts"
 import { AppGrants } from "./AppGrants.ts"
 
 /** For services/exchange/Exchange.ts, which still imports the type from here; everything else imports the domain's. */
-export type { Credential } from "../../domain/accounts/credential.ts"
 
 export type CredentialFailure = InvalidApiKey | ApiKeyFrozen | ApiKeyRevoked | InvalidAppGrant | AppGrantFrozen | AppGrantRevoked
 

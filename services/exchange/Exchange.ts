@@ -3,29 +3,30 @@
  * call upstream with fallback -> settle what it used. It knows nothing of HTTP: `serve` answers a `Reply` (the reply's
  * meta and routing facts, its events, and its settlement) that src/http/ renders per inbound format.
  *
- * Everything from the hold on runs in one detached fiber per request (its one fork, besides the upstream call's when it
- * overlaps the reservation): a client that disconnects stops receiving, not the bill. A whole answer is settled before
- * `serve` returns it; a stream is relayed through a bounded buffer (./streamRelay.ts) and, after a disconnect, read on
- * to its usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is a scoped resource: released on every exit but the
- * settled one.
+ * Everything from the hold on runs detached from the client's fiber, in a scope of its own that holds the credit: a
+ * client that disconnects stops receiving, not the bill. A whole answer is settled in that one fiber (its one fork,
+ * besides the upstream call's when it overlaps the reservation) and returned; a stream is returned at its first event
+ * and relayed through a bounded buffer (./streamRelay.ts) by its continuation, a second fiber that settles it and
+ * closes its scope; after a disconnect it is read on to its usage for at most STREAM_DRAIN_TIMEOUT_MS. The hold is
+ * released when the scope closes on any exit but the settled one.
  */
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, LogLevel, Option, Stream } from "effect"
+import { Cause, Clock, Effect, Exit, Fiber, FiberSet, LogLevel, Option, Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { RequestId } from "../../domain/accounts/ids.ts"
 import type { Bill } from "../../domain/exchange/billing.ts"
 import { droppedParameters } from "../../domain/exchange/droppedParameters.ts"
 import { type ChatEvent, type ChatResult, foldEvents, type ReplyMeta, type SettledFigures, type StreamFailure, type Usage } from "../../domain/exchange/canonical.ts"
 import { AllKeysExhausted, type InsufficientBalance, InternalError, type RateLimited, ServiceUnavailable, type SpendingLimitReached } from "../../domain/errors.ts"
-import type { Credential } from "../accounts/Credentials.ts"
+import type { Credential } from "../../domain/accounts/credential.ts"
 import { Ledger } from "../accounts/Ledger.ts"
 import { Usage as UsageReports } from "../accounts/Usage.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { type RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
-import { admitKey, keyRemainingOf } from "./admission.ts"
+import { admitKey, type KeyRemaining, keyRemainingOf } from "./admission.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Headroom } from "./Headroom.ts"
 import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./RequestPlanner.ts"
-import { SettlementService } from "./Settlement.ts"
+import { type SettleRequest, SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
 import { type Served, UpstreamRouter } from "./UpstreamRouter.ts"
 import { recordInference, recordInferenceFirstEvent } from "../platform/metrics.ts"
@@ -42,8 +43,8 @@ export interface RouteFacts {
   readonly chooser: string | undefined
   /** The key's request-rate decision; undefined when rate limits are off. */
   readonly rate: RateLimitDecision | undefined
-  /** What the key's caps leave (its live holds counted), in wei, or "unlimited". */
-  readonly keyRemaining: { readonly daily: string; readonly monthly: string }
+  /** What the key's caps leave (its live holds counted), in wei, or "unlimited"; undefined when they could not be read. */
+  readonly keyRemaining: KeyRemaining | undefined
   /** What the request asked for that the serving upstream did not get (domain/exchange/droppedParameters.ts). */
   readonly dropped: ReadonlyArray<string>
 }
@@ -75,6 +76,13 @@ export type Reply =
     readonly settled: Effect.Effect<SettledReply>
   }
 
+/** What the settlement needs of the request beyond its plan: its attempts, when it began, the key's rate decision. */
+interface SettleContext {
+  readonly attempts: SettleRequest["attempts"]
+  readonly createdAt: Date
+  readonly rate: RateLimitDecision | undefined
+}
+
 const isRefusal = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "InsufficientBalance" || error._tag === "SpendingLimitReached")
@@ -87,6 +95,23 @@ const newRequestId = (): RequestId => RequestId.make(`gen_${randomBytes(12).toSt
  */
 const isReasoningText = (event: ChatEvent) => event.type === "reasoning_delta"
 
+/**
+ * Why a request could not start, as the client's answer (nothing was charged; its hold was released when its scope
+ * closed): a refusal (no capacity, a vendor refusing the request, a cap) as it is; the database unreachable
+ * (services/platform/Database.ts makes it a ServiceUnavailable defect, logged as a warning there) as 503, as on every
+ * other route; anything else logged and answered as an internal error.
+ */
+const refusalOf = (cause: Cause.Cause<ServeFailure>): Effect.Effect<never, ServeFailure> => {
+  const refusal = Cause.failureOption(cause)
+  if (Option.isSome(refusal)) return Effect.fail(refusal.value)
+  const unavailable = Option.filter(Cause.dieOption(cause), (defect): defect is ServiceUnavailable => defect instanceof ServiceUnavailable)
+  if (Option.isSome(unavailable)) return Effect.fail(unavailable.value)
+  return Effect.zipRight(
+    Effect.logError("an inference request failed unexpectedly", cause),
+    Effect.fail(new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." }))
+  )
+}
+
 export class Exchange extends Effect.Service<Exchange>()("Exchange", {
   scoped: Effect.gen(function* () {
     const config = yield* AppConfig
@@ -98,16 +123,22 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const rateLimits = yield* RateLimits
     const router = yield* UpstreamRouter
     const headroom = yield* Headroom
-    // The requests in flight. At shutdown they are given the drain timeout to settle before they are interrupted
-    // (an interrupted one releases its hold; the sweeper is the last resort).
     const logsInference = LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
-    const inFlight = yield* FiberSet.make<void>()
+    // The requests in flight: those not yet answered, and the streams relayed and settled after their answer started.
+    // At shutdown they are given the drain timeout to settle before they are interrupted (an interrupted one releases
+    // its hold; the sweeper is the last resort).
+    const serviceScope = yield* Effect.scope
+    const answering = yield* FiberSet.make<Reply, ServeFailure>()
+    const finishing = yield* FiberSet.make<SettledReply, never>()
     yield* Effect.addFinalizer(() =>
-      Effect.ignore(Effect.timeout(FiberSet.awaitEmpty(inFlight), config.exchange.drainTimeoutMs + config.exchange.firstByteTimeoutMs))
+      Effect.ignore(Effect.timeout(
+        Effect.zipRight(FiberSet.awaitEmpty(answering), FiberSet.awaitEmpty(finishing)),
+        config.exchange.drainTimeoutMs + config.exchange.firstByteTimeoutMs
+      ))
     )
 
     const admit = (apiKey: Credential) => admitKey(rateLimits, apiKey)
-    const keyRemaining = (apiKey: Credential): Effect.Effect<RouteFacts["keyRemaining"]> => keyRemainingOf(usage, apiKey)
+    const keyRemaining = (apiKey: Credential): Effect.Effect<KeyRemaining | undefined> => keyRemainingOf(usage, apiKey)
 
     /**
      * The request's credit, held for as long as the scope: released on every exit but success, since a request that
@@ -172,7 +203,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       planned: PlannedRequest,
       requestId: RequestId,
       served: Served,
-      context: { readonly attempts: Parameters<typeof settlement.settle>[0]["attempts"]; readonly createdAt: Date; readonly rate: RateLimitDecision | undefined },
+      context: SettleContext,
       result: ChatResult,
       completed: boolean
     ) =>
@@ -223,46 +254,103 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       })
 
     /**
-     * From the hold to the settlement, in the request's detached fiber: `reply` is completed once the answer can start
-     * (a whole answer: settled; a stream: its first event arrived), or failed with why it cannot.
+     * The request's first part, inside its scope: the hold and the upstream call, the conversation's pin, and what
+     * the client will be told of the route.
      */
-    const answer = (call: InferenceCall, planned: PlannedRequest, rate: RateLimitDecision | undefined, reply: Deferred.Deferred<Reply, ServeFailure>) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const requestId = newRequestId()
-          const createdAt = new Date(yield* Clock.currentTimeMillis)
-          const { attempts, served: found } = yield* holdAndRoute(call, planned, requestId)
-          if (Option.isNone(found)) {
-            return yield* new AllKeysExhausted({
-              message: `Every upstream key for ${planned.plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.`
-            })
-          }
-          const served = found.value
-          // The conversation's next turns go where this one went: pinned before the answer starts, so a client's next
-          // turn (which may follow at once) finds it. One round trip, on requests with a conversation_id only.
-          if (planned.conversationId !== undefined) {
-            yield* Effect.ignore(
-              autoRouter.savePin(
-                call.apiKey.accountId,
-                planned.conversationId,
-                { model: served.model.key, provider: served.model.provider.name, upstreamKey: served.keyId },
-                call.route.routingBias
-              )
-            )
-          }
-          const meta: ReplyMeta = { id: requestId, model: served.model.key, created: Math.floor(createdAt.getTime() / 1000) }
-          const routeFacts = (remaining: RouteFacts["keyRemaining"]): RouteFacts => ({
-            requestId,
-            modelRequested: planned.plan.candidates[0]!.key,
-            modelUsed: served.model.key,
-            provider: served.model.provider.name,
-            strategy: planned.plan.chooser === "pin" && planned.pin?.modelKey === served.model.key ? "sticky" : "failover",
-            chooser: planned.plan.chooser,
-            rate,
-            keyRemaining: remaining,
-            dropped: [...(call.dropped ?? []), ...droppedParameters(planned.chat, served.model, call.format)]
+    const begin = (call: InferenceCall, planned: PlannedRequest, rate: RateLimitDecision | undefined) =>
+      Effect.gen(function* () {
+        const requestId = newRequestId()
+        const createdAt = new Date(yield* Clock.currentTimeMillis)
+        const { attempts, served: found } = yield* holdAndRoute(call, planned, requestId)
+        if (Option.isNone(found)) {
+          return yield* new AllKeysExhausted({
+            message: `Every upstream key for ${planned.plan.candidates.map((m) => m.key).join(", ")} is unavailable, limited or cooling down; retry shortly.`
           })
-          const context = { attempts, createdAt, rate }
+        }
+        const served = found.value
+        // The conversation's next turns go where this one went: pinned before the answer starts, so a client's next
+        // turn (which may follow at once) finds it. One round trip, on requests with a conversation_id only.
+        if (planned.conversationId !== undefined) {
+          yield* Effect.ignore(
+            autoRouter.savePin(
+              call.apiKey.accountId,
+              planned.conversationId,
+              { model: served.model.key, provider: served.model.provider.name, upstreamKey: served.keyId },
+              call.route.routingBias
+            )
+          )
+        }
+        const meta: ReplyMeta = { id: requestId, model: served.model.key, created: Math.floor(createdAt.getTime() / 1000) }
+        const routeFacts = (remaining: RouteFacts["keyRemaining"]): RouteFacts => ({
+          requestId,
+          modelRequested: planned.plan.candidates[0]!.key,
+          modelUsed: served.model.key,
+          provider: served.model.provider.name,
+          strategy: planned.plan.chooser === "pin" && planned.pin?.modelKey === served.model.key ? "sticky" : "failover",
+          chooser: planned.plan.chooser,
+          rate,
+          keyRemaining: remaining,
+          dropped: [...(call.dropped ?? []), ...droppedParameters(planned.chat, served.model, call.format)]
+        })
+        return { requestId, served, meta, routeFacts, context: { attempts, createdAt, rate } }
+      })
+
+    /**
+     * A stream's continuation, after its answer started: relays the vendor's events to their end (or the drain
+     * timeout), settles what they used, closes the request's scope, then ends the client's stream.
+     */
+    const finishStream = (
+      relay: Effect.Effect.Success<ReturnType<typeof relayStream>>,
+      scope: Scope.CloseableScope,
+      call: InferenceCall,
+      planned: PlannedRequest,
+      requestId: RequestId,
+      served: Served,
+      context: SettleContext
+    ): Effect.Effect<SettledReply> =>
+      Effect.gen(function* () {
+        const relayed = yield* relay.run
+        const billed = yield* Effect.exit(settle(call, planned, requestId, served, context, relayed.result, relayed.completed))
+        yield* relay.end
+        if (Exit.isSuccess(billed)) yield* Scope.close(scope, billed) // settled: the hold is closed
+        else {
+          // The settlement could not be written (the database unreachable): the stream ends with the interrupted frame
+          // instead of never ending. Nothing is charged. The hold's release is tried beside it, not before it (it
+          // would wait out the database's connect timeout); the sweeper is the last resort.
+          yield* Effect.forkIn(Scope.close(scope, billed), serviceScope)
+          yield* Effect.logError("an inference request failed after its answer started", billed.cause)
+          return {
+            completed: false,
+            usage: relayed.result.usage,
+            chargeWei: 0n,
+            balanceWei: 0n,
+            requestsRemaining: context.rate?.remaining ?? null,
+            failure: {
+              code: "stream_interrupted",
+              message: "The answer could not be billed (the service's database is unreachable), so it ends here and is not charged; retry shortly."
+            }
+          } satisfies SettledReply
+        }
+        if (relayed.completed) return billed.value
+        return {
+          ...billed.value,
+          failure: { code: "stream_interrupted", message: `The upstream stream was interrupted: ${relayed.why}. Billed for what was delivered.` }
+        } satisfies SettledReply
+      }).pipe(
+        // Interrupted (at shutdown, past the drain timeout): the hold is released.
+        Effect.onExit((exit) => (Exit.isInterrupted(exit) ? Scope.close(scope, exit) : Effect.void))
+      )
+
+    /**
+     * From the hold to the settlement, in the request's detached fiber. The request's scope (which holds its credit)
+     * is made here and outlives this fiber for a stream: a whole answer is settled, its scope closed, then returned; a
+     * stream is returned at its first event, and its continuation (relay, settle, close the scope) runs on in a fiber
+     * of the in-flight set, which the reply's `settled` joins.
+     */
+    const answer = (call: InferenceCall, planned: PlannedRequest, rate: RateLimitDecision | undefined): Effect.Effect<Reply, ServeFailure> =>
+      Effect.flatMap(Scope.make(), (scope) =>
+        Effect.gen(function* () {
+          const { requestId, served, meta, routeFacts, context } = yield* Scope.extend(begin(call, planned, rate), scope)
           const excludesReasoning = planned.chat.reasoning?.exclude === true
 
           if (served.reply._tag === "Whole") {
@@ -270,79 +358,33 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
             const events = served.reply.events
             const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoningText(e)) : events)
             const settled = yield* settle(call, planned, requestId, served, context, result, true)
+            yield* Scope.close(scope, Exit.void)
             const route = routeFacts(yield* keyRemaining(call.apiKey))
-            return yield* Deferred.succeed(reply, { _tag: "Whole", meta, route, result, settled })
+            return { _tag: "Whole", meta, route, result, settled } satisfies Reply
           }
 
-          recordInferenceFirstEvent(call.format, served.model.vendor, ((yield* Clock.currentTimeMillis) - createdAt.getTime()) / 1000)
+          recordInferenceFirstEvent(call.format, served.model.vendor, ((yield* Clock.currentTimeMillis) - context.createdAt.getTime()) / 1000)
           const relay = yield* relayStream({
             upstream: served.reply.events,
             withheld: (event) => excludesReasoning && isReasoningText(event),
             drainTimeoutMs: config.exchange.drainTimeoutMs
           })
-          const settledReply = yield* Deferred.make<SettledReply>()
-          yield* Deferred.succeed(reply, {
-            _tag: "Stream",
-            meta,
-            // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
-            route: routeFacts(yield* keyRemaining(call.apiKey)),
-            events: relay.events,
-            settled: Deferred.await(settledReply)
-          })
-          const relayed = yield* relay.run
-          const settled = yield* settle(call, planned, requestId, served, context, relayed.result, relayed.completed).pipe(
-            // The settlement could not be written (the database unreachable): the stream ends with the interrupted
-            // frame instead of never ending. Nothing is charged; the hold is left to the sweeper.
-            Effect.tapErrorCause(() =>
-              Effect.zipRight(
-                Deferred.succeed(settledReply, {
-                  completed: false,
-                  usage: relayed.result.usage,
-                  chargeWei: 0n,
-                  balanceWei: 0n,
-                  requestsRemaining: rate?.remaining ?? null,
-                  failure: { code: "stream_interrupted", message: "The answer could not be billed (the service's database is unreachable), so it ends here and is not charged; retry shortly." }
-                }),
-                relay.end
-              ))
-          )
-          yield* Deferred.succeed(
-            settledReply,
-            relayed.completed ? settled : {
-              ...settled,
-              failure: { code: "stream_interrupted", message: `The upstream stream was interrupted: ${relayed.why}. Billed for what was delivered.` }
-            }
-          )
-          yield* relay.end
-        })
-      )
+          // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
+          const route = routeFacts(yield* keyRemaining(call.apiKey))
+          const settling = yield* FiberSet.run(finishing, finishStream(relay, scope, call, planned, requestId, served, context))
+          return { _tag: "Stream", meta, route, events: relay.events, settled: Fiber.join(settling) } satisfies Reply
+        }).pipe(
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))),
+          Effect.catchAllCause(refusalOf)
+        ))
 
     /** Plans, then hands the request to its detached fiber and waits for the reply to start. */
     const serve = Effect.fn("Exchange.serve")(function* (call: InferenceCall): Effect.fn.Return<Reply, ServeFailure> {
       const rate = yield* admit(call.apiKey)
       const planned = yield* planner.plan(call)
-      const reply = yield* Deferred.make<Reply, ServeFailure>()
-      // Not the client's to interrupt (FiberSet.run forks outside the caller); inside, races and timeouts still work.
-      yield* FiberSet.run(
-        inFlight,
-        Effect.catchAllCause(answer(call, planned, rate, reply), (cause) =>
-          Effect.flatMap(Deferred.isDone(reply), (started): Effect.Effect<unknown> => {
-            if (started) return Effect.logError("an inference request failed after its answer started", cause)
-            // A refusal (no capacity, a vendor refusing the request, a cap...) is the client's answer; the hold was
-            // released when the request's scope closed, before this.
-            const refusal = Cause.failureOption(cause)
-            if (Option.isSome(refusal)) return Deferred.fail(reply, refusal.value)
-            // The database unreachable (services/platform/Database.ts makes it a ServiceUnavailable defect) is 503, as
-            // on every other route, and logged as a warning there; nothing was charged.
-            const unavailable = Option.filter(Cause.dieOption(cause), (defect): defect is ServiceUnavailable => defect instanceof ServiceUnavailable)
-            return Option.isSome(unavailable)
-              ? Deferred.fail(reply, unavailable.value)
-              : Effect.logError("an inference request failed unexpectedly", cause).pipe(
-                Effect.zipRight(Deferred.fail(reply, new InternalError({ message: "The request failed unexpectedly; nothing was charged for it." })))
-              )
-          }))
-      )
-      return yield* Deferred.await(reply)
+      // Not the client's to interrupt (FiberSet.run forks outside the caller): a client that leaves stops waiting, not
+      // the request. Inside, races and timeouts still work.
+      return yield* Fiber.join(yield* FiberSet.run(answering, answer(call, planned, rate)))
     })
 
     return { serve, routable: planner.routable } as const

@@ -44,10 +44,13 @@ export const routeHeaders = (route: RouteFacts): Record<string, string> => {
     "x-model-requested": route.modelRequested,
     "x-fallback-used": String(route.modelUsed !== route.modelRequested),
     "x-provider": route.provider,
-    "x-routing-strategy": route.strategy,
-    "x-key-daily-remaining": route.keyRemaining.daily,
-    "x-key-weekly-remaining": "unlimited",
-    "x-key-monthly-remaining": route.keyRemaining.monthly
+    "x-routing-strategy": route.strategy
+  }
+  // Left out only when the caps could not be read after the answer was paid for (services/exchange/admission.ts).
+  if (route.keyRemaining !== undefined) {
+    headers["x-key-daily-remaining"] = route.keyRemaining.daily
+    headers["x-key-weekly-remaining"] = "unlimited"
+    headers["x-key-monthly-remaining"] = route.keyRemaining.monthly
   }
   if (route.chooser !== undefined) headers["x-model-chooser"] = route.chooser
   if (route.dropped.length > 0) headers["x-dropped-parameters"] = route.dropped.join(", ")
