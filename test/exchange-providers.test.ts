@@ -67,13 +67,30 @@ describe("key pools", () => {
     const first = pool.admit(60, t0)!
     expect(first.key.id).toBe("v#1")
     expect(pool.admit(60, t0)).toBeUndefined() // 120 tokens > 100
-    first.reconcile(10)
+    pool.reconcile(first, 10)
     const second = pool.admit(60, t0)!
     expect(second.key.id).toBe("v#1")
     expect(pool.admit(1, t0)).toBeUndefined() // the third request in the minute
     expect(pool.status(1, t0)).toEqual({ keys: 1, cooling: 0, canAdmit: false })
     // A minute later half the previous minute still counts: 2 requests x 0.5 = 1, so one more fits.
     expect(pool.admit(1, t0 + 90_000)).toBeDefined()
+  })
+
+  it("corrects the minute the estimate went into, after the minute rolled too, and no longer once it left the window", () => {
+    const pool = new KeyPool([{ ...keys[0]!, rpm: null }], t0)
+    const early = pool.admit(90, t0 + 50_000)!
+    // The next minute, 10 s in: 5/6 of the previous minute's 90 tokens (75) still count, so 26 more do not fit.
+    expect(pool.admit(26, t0 + 70_000)).toBeUndefined()
+    pool.reconcile(early, 0)
+    expect(pool.admit(26, t0 + 70_000)).toBeDefined()
+    const late = pool.admit(50, t0 + 110_000)!
+    // The same minute's correction counts while its bucket is in the window ...
+    pool.reconcile(late, 60)
+    expect(pool.admit(15, t0 + 115_000)).toBeUndefined() // 26 + 60 + 15 > 100
+    // ... and, once the window moved past it, corrects nothing still counted.
+    expect(pool.status(100, t0 + 240_000).canAdmit).toBe(true)
+    pool.reconcile(late, 1_000_000)
+    expect(pool.admit(100, t0 + 240_000)).toBeDefined()
   })
 
   it("rests a key after a failure for its Retry-After (or the default), and skips keys already tried", () => {

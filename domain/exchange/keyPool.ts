@@ -27,10 +27,13 @@ interface KeyState {
   cooldownUntil: number
 }
 
+/** A request admitted on a key: what was counted, and in which minute, so that `reconcile` can correct it once. */
 export interface Admission {
   readonly key: UpstreamKey
-  /** Replaces the admission's token estimate by the vendor's count (or 0 when nothing was served). */
-  readonly reconcile: (actualTokens: number) => void
+  /** The estimated tokens counted at admission. */
+  readonly tokens: number
+  /** The start of the minute whose bucket counted them. */
+  readonly minuteStart: number
 }
 
 export type FailureKind = "rateLimited" | "serverError" | "timeout"
@@ -93,20 +96,26 @@ export class KeyPool {
       const state = this.states[index]!
       if (exclude.has(state.key.id) || !this.fits(state, tokens, now)) continue
       if (i !== -1) this.next = (this.next + i + 1) % this.states.length
-      const bucket = state.current
-      bucket.requests += 1
-      bucket.tokens += tokens
-      let counted = tokens
-      return {
-        key: state.key,
-        reconcile: (actual) => {
-          // The bucket may have rolled since admission: correct the one the estimate went into, if still counted.
-          bucket.tokens += actual - counted
-          counted = actual
-        }
-      }
+      state.current.requests += 1
+      state.current.tokens += tokens
+      return { key: state.key, tokens, minuteStart: state.current.start }
     }
     return undefined
+  }
+
+  /**
+   * Replaces an admission's token estimate by the vendor's count (0 when nothing was served); once per admission. The
+   * minute may have rolled since: the bucket the estimate went into is corrected while it still counts.
+   */
+  reconcile(admission: Admission, actualTokens: number): void {
+    const state = this.states.find((s) => s.key.id === admission.key.id)
+    if (state === undefined) return
+    const bucket = state.current.start === admission.minuteStart
+      ? state.current
+      : state.previous.start === admission.minuteStart
+      ? state.previous
+      : undefined
+    if (bucket !== undefined) bucket.tokens += actualTokens - admission.tokens
   }
 
   /** Rests a key after a failure; a vendor's Retry-After wins over the default. */

@@ -154,7 +154,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
               const ended = yield* Clock.currentTimeMillis
               if (Either.isRight(outcome)) {
                 const reported = outcome.right.promptTokens ?? counted
-                admission.reconcile(reported)
+                yield* keyPools.reconcile(admission, reported)
                 attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
                 vectors.push(...outcome.right.vectors)
                 tokens += reported
@@ -173,7 +173,7 @@ export class Embeddings extends Effect.Service<Embeddings>()("Embeddings", {
                 ms: ended - started
               })
               const kind = failureKind(failure)
-              admission.reconcile(0)
+              yield* keyPools.reconcile(admission, 0)
               if (kind === undefined) {
                 return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
               }

@@ -25,6 +25,7 @@ import { type RateLimitDecision, RateLimits } from "../platform/RateLimits.ts"
 import { admitKey, type KeyRemaining, keyRemainingOf } from "./admission.ts"
 import { AutoRouter } from "./AutoRouter.ts"
 import { Headroom } from "./Headroom.ts"
+import { KeyPools } from "./KeyPools.ts"
 import { type InferenceCall, type PlannedRequest, RequestPlanner } from "./RequestPlanner.ts"
 import { type SettleRequest, SettlementService } from "./Settlement.ts"
 import { relayStream } from "./streamRelay.ts"
@@ -123,6 +124,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
     const rateLimits = yield* RateLimits
     const router = yield* UpstreamRouter
     const headroom = yield* Headroom
+    const keyPools = yield* KeyPools
     const logsInference = LogLevel.greaterThanEqual(LogLevel.Info, config.logLevel)
     // The requests in flight: those not yet answered, and the streams relayed and settled after their answer started.
     // At shutdown they are given the drain timeout to settle before they are interrupted (an interrupted one releases
@@ -231,7 +233,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         })
         // Every input bucket counts towards a vendor's TPM, cache writes included.
         const u = done.usage
-        served.reconcile((u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
+        yield* keyPools.reconcile(served.admission, (u.freshInput ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0) + (u.output ?? 0))
         recordInference({
           format: call.format,
           model: served.model.key,

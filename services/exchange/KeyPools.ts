@@ -7,19 +7,21 @@
  * (it answers `hasCapacity` for planning without a round trip). A Redis that fails falls back to the replica's own
  * pool, as the rate limits fail open, with a warning at most once a minute.
  */
-import { Clock, Duration, Effect, Option, Redacted, Runtime } from "effect"
+import { Clock, Duration, Effect, Option, Redacted } from "effect"
 import { Redis } from "ioredis"
-import { COOLDOWN_MS, type FailureKind } from "../../domain/exchange/keyPool.ts"
-import type { UpstreamKey } from "../../domain/exchange/providers.ts"
+import { type Admission, COOLDOWN_MS, type FailureKind } from "../../domain/exchange/keyPool.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { recordKeyCooldown } from "../platform/metrics.ts"
 import { reconnectDelay, redisOptionsFromUrl } from "../platform/redisOptions.ts"
 import { Providers } from "./Providers.ts"
 
-export interface PoolAdmission {
-  readonly key: UpstreamKey
-  /** Replaces the admission's token estimate by the vendor's count (or 0 when nothing was served). */
-  readonly reconcile: (actualTokens: number) => void
+/** A request admitted on a provider's key: what `reconcile` corrects afterwards, once. */
+export interface PoolAdmission extends Admission {
+  readonly provider: string
+  /** Whether this replica's own pool counted it (always in memory mode; in shared mode, when it still had room). */
+  readonly countedLocally: boolean
+  /** The shared minute bucket (a Redis hash) that counted it; undefined in memory mode. */
+  readonly sharedBucket: string | undefined
 }
 
 const MINUTE_MS = 60_000
@@ -60,7 +62,6 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
   scoped: Effect.gen(function* () {
     const config = yield* AppConfig
     const providers = yield* Providers
-    const runtime = yield* Effect.runtime<never>()
     const prefix = `${config.rateLimit.keyPrefix}pool:`
     let lastWarning = Number.NEGATIVE_INFINITY
     const next = new Map<string, number>()
@@ -94,7 +95,10 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
 
     /** The local pool's admission: memory mode, or Redis down. */
     const admitLocally = (provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string) =>
-      Effect.map(Clock.currentTimeMillis, (now): PoolAdmission | undefined => providers.pool(provider)?.admit(tokens, now, exclude, prefer))
+      Effect.map(Clock.currentTimeMillis, (now): PoolAdmission | undefined => {
+        const admitted = providers.pool(provider)?.admit(tokens, now, exclude, prefer)
+        return admitted === undefined ? undefined : { ...admitted, provider, countedLocally: true, sharedBucket: undefined }
+      })
 
     const admitShared = (client: Redis & SharedCommands, provider: string, tokens: number, exclude: ReadonlySet<string>, prefer?: string) =>
       Effect.gen(function* () {
@@ -118,20 +122,7 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
           next.set(provider, (keys.indexOf(key) + 1) % keys.length)
           // This replica's pool counts it too, so its own capacity view stays close.
           const local = pool.admit(tokens, now, new Set(keys.filter((k) => k !== key).map((k) => k.id)), key.id)
-          let counted = tokens
-          return {
-            key,
-            reconcile: (actual: number) => {
-              local?.reconcile(actual)
-              const delta = actual - counted
-              counted = actual
-              if (delta !== 0) {
-                Runtime.runFork(runtime)(
-                  Effect.tryPromise(() => client.hincrby(current, "t", delta)).pipe(Effect.catchAll(warn))
-                )
-              }
-            }
-          } satisfies PoolAdmission
+          return { key, tokens, minuteStart: start, provider, countedLocally: local !== undefined, sharedBucket: current } satisfies PoolAdmission
         }
         return undefined
       })
@@ -155,7 +146,21 @@ export class KeyPools extends Effect.Service<KeyPools>()("KeyPools", {
         return Effect.tryPromise(() => redis.cxPoolCooldown(`${keyName(provider, keyId)}:cooldown`, ms)).pipe(Effect.asVoid, Effect.catchAll(warn))
       })
 
-    return { admit, cooldown, shared: redis !== undefined } as const
+    /**
+     * Replaces an admission's token estimate by the vendor's count (0 when nothing was served); once per admission.
+     * The shared bucket's correction is sent without waiting for it (a failure is the warning above, at most once a
+     * minute): no request waits on it.
+     */
+    const reconcile = (admission: PoolAdmission, actualTokens: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (admission.countedLocally) providers.pool(admission.provider)?.reconcile(admission, actualTokens)
+        const delta = actualTokens - admission.tokens
+        const bucket = admission.sharedBucket
+        if (redis === undefined || bucket === undefined || delta === 0) return Effect.void
+        return Effect.asVoid(Effect.forkDaemon(Effect.tryPromise(() => redis.hincrby(bucket, "t", delta)).pipe(Effect.catchAll(warn))))
+      })
+
+    return { admit, reconcile, cooldown, shared: redis !== undefined } as const
   })
 }) {}
 

@@ -39,10 +39,8 @@ export class TokenCounter extends Effect.Service<TokenCounter>()("TokenCounter",
 
     /** A key of the model's provider that its pool admits now, counted as one request of no tokens. */
     const keyOf = (model: RoutableModel): Effect.Effect<UpstreamKey | undefined> =>
-      Effect.map(pools.admit(model.provider.name, 0, new Set()), (admission) => {
-        admission?.reconcile(0)
-        return admission?.key
-      })
+      Effect.flatMap(pools.admit(model.provider.name, 0, new Set()), (admission) =>
+        admission === undefined ? Effect.succeed(undefined) : Effect.as(pools.reconcile(admission, 0), admission.key))
 
     const count = Effect.fn("TokenCounter.count")(function* (call: CountCall) {
       yield* admit(call.apiKey)

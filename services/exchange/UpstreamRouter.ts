@@ -12,7 +12,7 @@ import { ValidationFailed } from "../../domain/errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { recordUpstreamAttempt } from "../platform/metrics.ts"
 import type { Pin } from "./AutoRouter.ts"
-import { KeyPools } from "./KeyPools.ts"
+import { KeyPools, type PoolAdmission } from "./KeyPools.ts"
 import { Providers } from "./Providers.ts"
 import type { Attempt } from "./Settlement.ts"
 import { type Reply, UpstreamCalls } from "./UpstreamCalls.ts"
@@ -33,7 +33,8 @@ export interface Served {
   readonly model: RoutableModel
   readonly keyId: string
   readonly reply: Reply
-  readonly reconcile: (tokens: number) => void
+  /** The key pool's admission: corrected to the vendor's count once the answer is settled (`KeyPools.reconcile`). */
+  readonly admission: PoolAdmission
 }
 
 /** Every attempt made, in order (the last is the one that served, if one did). */
@@ -111,7 +112,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
           recordUpstreamAttempt(model.provider.name, admission.key.id, Either.isRight(outcome) ? "served" : outcome.left.kind, (ended - started) / 1000)
           if (Either.isRight(outcome)) {
             attempts.push({ model: model.key, provider: model.provider.name, key: admission.key.id, outcome: "served", status: 200, message: null, ms: ended - started })
-            return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, reconcile: admission.reconcile }) }
+            return { attempts, served: Option.some<Served>({ model, keyId: admission.key.id, reply: outcome.right, admission }) }
           }
           const failure = outcome.left
           attempts.push({
@@ -125,7 +126,7 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
           })
           const kind = failureKind(failure)
           if (kind === undefined) {
-            admission.reconcile(0)
+            yield* keyPools.reconcile(admission, 0)
             return yield* new ValidationFailed({ message: `${model.key} refused the request: ${vendorMessage(failure)}` })
           }
           yield* keyPools.cooldown(model.provider.name, admission.key.id, kind, retryAfterMs(failure.retryAfter, ended))
