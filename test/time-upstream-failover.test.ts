@@ -47,7 +47,7 @@ const routeOnce = Effect.gen(function* () {
   // What routing reads of a model: its key, vendor, provider, the vendor's model id and its traits.
   const model = { key: "acme/model-a", vendor: "acme", card: { sdkId: "model-a" }, provider: providers.providers[0]!, traits: {} } as unknown as RoutableModel
   const plan: CandidatePlan = { candidates: [model], chooser: undefined, auto: false }
-  const routed = yield* (yield* UpstreamRouter).route({ chat, plan, stream: false, inputTokensOf: () => 5, outputTokens: 16, pin: undefined })
+  const routed = yield* (yield* UpstreamRouter).route({ chat, plan, stream: false, inputTokens: new Map(plan.candidates.map((m) => [m.key, 5])), outputTokens: 16, pin: undefined })
   return {
     attempts: routed.attempts.map((a) => `${a.key} ${a.outcome}${a.status === null ? "" : ` ${a.status}`}`),
     servedBy: Option.getOrUndefined(Option.map(routed.served, (s) => s.keyId))

@@ -62,10 +62,17 @@ interface ListState {
   readonly updatedAt: Date | null
 }
 
+/** Where a candidate stands for this request: whether its provider can take it now, and what it would hold. */
+export interface CandidateStanding {
+  readonly model: RoutableModel
+  readonly hasCapacity: boolean
+  readonly priceWei: bigint
+}
+
 export interface AutoRequest {
   readonly plan: CandidatePlan
-  readonly hasCapacity: (model: RoutableModel) => boolean
-  readonly price: (model: RoutableModel) => bigint
+  /** One per candidate of the plan. */
+  readonly standing: ReadonlyArray<CandidateStanding>
   readonly bias: RoutingBias | undefined
   /** What only a send sees: the conversation's pin and the control arm (a quote passes neither). */
   readonly send?: { readonly pinnedModel: string | undefined; readonly conversationId: string | undefined } | undefined
@@ -140,15 +147,16 @@ export class AutoRouter extends Effect.Service<AutoRouter>()("AutoRouter", {
         const models = yield* currentList
         const controlArm = request.send !== undefined &&
           inControlArm(config.exchange.autoControlArmPercent, request.send.conversationId, Math.random)
+        const standing = new Map(request.standing.map((s) => [s.model.key, s]))
         const choice = chooseAuto({
           eligible: request.plan.candidates,
-          hasCapacity: request.hasCapacity,
+          hasCapacity: (m) => standing.get(m.key)?.hasCapacity ?? false,
           list: models,
           bias: request.bias,
           pinnedModel: request.send?.pinnedModel,
           controlArm,
           quality: (m) => qualityOf(quality, m.key),
-          price: request.price
+          price: (m) => standing.get(m.key)?.priceWei ?? 0n
         })
         if (choice.listUnservable) yield* noteUnservable
         return { ...request.plan, candidates: choice.candidates, chooser: choice.chooser, choice }

@@ -175,7 +175,7 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         chat: planned.chat,
         plan: planned.plan,
         stream: call.stream,
-        inputTokensOf: planned.inputTokensOf,
+        inputTokens: planned.heldInputTokens,
         outputTokens: planned.outputTokens,
         pin: planned.pin
       })

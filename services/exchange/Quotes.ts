@@ -96,8 +96,11 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       const plan = budgeted.auto
         ? yield* autoRouter.choose({
           plan: budgeted,
-          hasCapacity,
-          price: (m) => holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg),
+          standing: budgeted.candidates.map((m) => ({
+            model: m,
+            hasCapacity: hasCapacity(m),
+            priceWei: holdWei(m.listing.price, { inputTokens: request.promptTokens, outputTokens: request.completionTokens }, peg)
+          })),
           bias: request.routingBias
         })
         : budgeted
@@ -143,8 +146,11 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         : yield* Effect.either(
           autoRouter.choose({
             plan: planned.right,
-            hasCapacity: (m) => servable(m.key),
-            price: (m) => holdWei(m.listing.price, { inputTokens: 1, outputTokens: 1 }, snap.inputs.pegUsd18),
+            standing: planned.right.candidates.map((m) => ({
+              model: m,
+              hasCapacity: servable(m.key),
+              priceWei: holdWei(m.listing.price, { inputTokens: 1, outputTokens: 1 }, snap.inputs.pegUsd18)
+            })),
             bias: undefined
           })
         )

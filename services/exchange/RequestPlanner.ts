@@ -41,9 +41,15 @@ export interface PlannedRequest {
   /** The request as it goes upstream (the end user fingerprinted). */
   readonly chat: ChatRequest
   readonly plan: CandidatePlan
-  /** What the hold and the key pools' admission take as the input: the estimate, or its byte bound (see below). */
-  readonly inputTokensOf: (model: RoutableModel) => number
-  /** The estimate itself (SPEC "Billing" 4), counted on first use. */
+  /**
+   * What the hold and the key pools' admission take as the input, per candidate (by catalog key): the estimate, or its
+   * byte bound (see below).
+   */
+  readonly heldInputTokens: ReadonlyMap<string, number>
+  /**
+   * The estimate itself (SPEC "Billing" 4) on a model, counted on first use: the settlement bills it only when the
+   * vendor reports no input, so the tokenizer stays off the path of a large input held at its bound.
+   */
   readonly countedInputTokensOf: (model: RoutableModel) => number
   readonly outputTokens: number
   /** What to hold: the costliest candidate's estimate (or bound), at least 1 wei. */
@@ -105,8 +111,14 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
       const chosen = planned.auto
         ? yield* autoRouter.choose({
           plan: windowed,
-          hasCapacity: (m) => providers.hasCapacity(m.provider.name, input.of(m) + outputTokens, now),
-          price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
+          standing: windowed.candidates.map((m) => {
+            const inputTokens = input.of(m)
+            return {
+              model: m,
+              hasCapacity: providers.hasCapacity(m.provider.name, inputTokens + outputTokens, now),
+              priceWei: holdWei(m.listing.price, { inputTokens, outputTokens }, peg)
+            }
+          }),
           bias: call.route.routingBias,
           send: { pinnedModel: pin?.modelKey, conversationId }
         })
@@ -129,7 +141,7 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
       return {
         chat,
         plan: chosen,
-        inputTokensOf,
+        heldInputTokens: new Map(chosen.candidates.map((m) => [m.key, inputTokensOf(m)])),
         countedInputTokensOf: input.of,
         outputTokens,
         holdWei: holdOf(inputTokensOf),
@@ -159,9 +171,12 @@ export class RequestPlanner extends Effect.Service<RequestPlanner>()("RequestPla
       const chosen = planned.auto
         ? yield* autoRouter.choose({
           plan: planned,
-          // Which models `auto` could send to now, whatever the size: a count reserves nothing, and answers any input.
-          hasCapacity: (m) => providers.hasCapacity(m.provider.name, 0, now),
-          price: (m) => holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg),
+          standing: planned.candidates.map((m) => ({
+            model: m,
+            // Which models `auto` could send to now, whatever the size: a count reserves nothing, and answers any input.
+            hasCapacity: providers.hasCapacity(m.provider.name, 0, now),
+            priceWei: holdWei(m.listing.price, { inputTokens: input.of(m), outputTokens }, peg)
+          })),
           bias: call.route.routingBias
         })
         : planned

@@ -22,7 +22,8 @@ export interface RouteAttempt {
   readonly chat: ChatRequest
   readonly plan: CandidatePlan
   readonly stream: boolean
-  readonly inputTokensOf: (m: RoutableModel) => number
+  /** The input each candidate's key admission counts (by catalog key), as the plan held it. */
+  readonly inputTokens: ReadonlyMap<string, number>
   readonly outputTokens: number
   readonly pin: Pin | undefined
 }
@@ -73,12 +74,12 @@ export class UpstreamRouter extends Effect.Service<UpstreamRouter>()("UpstreamRo
     const upstream = yield* UpstreamCalls
 
     /** Tries each candidate's keys in order until one answers; the attempts are returned either way. */
-    const route = Effect.fn("UpstreamRouter.route")(function* ({ chat, inputTokensOf, outputTokens, pin, plan, stream }: RouteAttempt): Effect.fn.Return<Routed, ValidationFailed> {
+    const route = Effect.fn("UpstreamRouter.route")(function* ({ chat, inputTokens, outputTokens, pin, plan, stream }: RouteAttempt): Effect.fn.Return<Routed, ValidationFailed> {
       const attempts: Array<Attempt> = []
       for (const model of plan.candidates) {
         if (providers.pool(model.provider.name) === undefined) continue
         const tried = new Set<string>()
-        const tokens = inputTokensOf(model) + outputTokens
+        const tokens = (inputTokens.get(model.key) ?? 0) + outputTokens
         for (;;) {
           const admission = yield* keyPools.admit(model.provider.name, tokens, tried, pin?.modelKey === model.key ? pin.upstreamKey : undefined)
           if (admission === undefined) {
