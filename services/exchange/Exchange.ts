@@ -139,6 +139,55 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
       ))
     )
 
+    /**
+     * One request, top to bottom: admitted by its key's rate, planned, then handed to its detached fiber (`answer`:
+     * hold, call, settle), whose reply it waits for. Below: `answer`, then the steps it takes.
+     */
+    const serve = Effect.fn("Exchange.serve")(function* (call: InferenceCall): Effect.fn.Return<Reply, ServeFailure> {
+      const rate = yield* admit(call.apiKey)
+      const planned = yield* planner.plan(call)
+      // Not the client's to interrupt (FiberSet.run forks outside the caller): a client that leaves stops waiting, not
+      // the request. Inside, races and timeouts still work.
+      return yield* Fiber.join(yield* FiberSet.run(answering, answer(call, planned, rate)))
+    })
+
+    /**
+     * From the hold to the settlement, in the request's detached fiber. The request's scope (which holds its credit)
+     * is made here and outlives this fiber for a stream: a whole answer is settled, its scope closed, then returned; a
+     * stream is returned at its first event, and its continuation (relay, settle, close the scope) runs on in a fiber
+     * of the in-flight set, which the reply's `settled` joins.
+     */
+    const answer = (call: InferenceCall, planned: PlannedRequest, rate: RateLimitDecision | undefined): Effect.Effect<Reply, ServeFailure> =>
+      Effect.flatMap(Scope.make(), (scope) =>
+        Effect.gen(function* () {
+          const { requestId, served, meta, routeFacts, context } = yield* Scope.extend(begin(call, planned, rate), scope)
+          const excludesReasoning = planned.chat.reasoning?.exclude === true
+
+          if (served.reply._tag === "Whole") {
+            // Read and parsed whole inside the call: its events are folded as they are, no stream in between.
+            const events = served.reply.events
+            const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoningText(e)) : events)
+            const settled = yield* settle(call, planned, requestId, served, context, result, true)
+            yield* Scope.close(scope, Exit.void)
+            const route = routeFacts(yield* keyRemaining(call.apiKey))
+            return { _tag: "Whole", meta, route, result, settled } satisfies Reply
+          }
+
+          recordInferenceFirstEvent(call.format, served.model.vendor, ((yield* Clock.currentTimeMillis) - context.createdAt.getTime()) / 1000)
+          const relay = yield* relayStream({
+            upstream: served.reply.events,
+            withheld: (event) => excludesReasoning && isReasoningText(event),
+            drainTimeoutMs: config.exchange.drainTimeoutMs
+          })
+          // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
+          const route = routeFacts(yield* keyRemaining(call.apiKey))
+          const settling = yield* FiberSet.run(finishing, finishStream(relay, scope, call, planned, requestId, served, context))
+          return { _tag: "Stream", meta, route, events: relay.events, settled: Fiber.join(settling) } satisfies Reply
+        }).pipe(
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))),
+          Effect.catchAllCause(refusalOf)
+        ))
+
     const admit = (apiKey: Credential) => admitKey(rateLimits, apiKey)
     const keyRemaining = (apiKey: Credential): Effect.Effect<KeyRemaining | undefined> => keyRemainingOf(usage, apiKey)
 
@@ -342,52 +391,6 @@ export class Exchange extends Effect.Service<Exchange>()("Exchange", {
         // Interrupted (at shutdown, past the drain timeout): the hold is released.
         Effect.onExit((exit) => (Exit.isInterrupted(exit) ? Scope.close(scope, exit) : Effect.void))
       )
-
-    /**
-     * From the hold to the settlement, in the request's detached fiber. The request's scope (which holds its credit)
-     * is made here and outlives this fiber for a stream: a whole answer is settled, its scope closed, then returned; a
-     * stream is returned at its first event, and its continuation (relay, settle, close the scope) runs on in a fiber
-     * of the in-flight set, which the reply's `settled` joins.
-     */
-    const answer = (call: InferenceCall, planned: PlannedRequest, rate: RateLimitDecision | undefined): Effect.Effect<Reply, ServeFailure> =>
-      Effect.flatMap(Scope.make(), (scope) =>
-        Effect.gen(function* () {
-          const { requestId, served, meta, routeFacts, context } = yield* Scope.extend(begin(call, planned, rate), scope)
-          const excludesReasoning = planned.chat.reasoning?.exclude === true
-
-          if (served.reply._tag === "Whole") {
-            // Read and parsed whole inside the call: its events are folded as they are, no stream in between.
-            const events = served.reply.events
-            const result = foldEvents(excludesReasoning ? events.filter((e) => !isReasoningText(e)) : events)
-            const settled = yield* settle(call, planned, requestId, served, context, result, true)
-            yield* Scope.close(scope, Exit.void)
-            const route = routeFacts(yield* keyRemaining(call.apiKey))
-            return { _tag: "Whole", meta, route, result, settled } satisfies Reply
-          }
-
-          recordInferenceFirstEvent(call.format, served.model.vendor, ((yield* Clock.currentTimeMillis) - context.createdAt.getTime()) / 1000)
-          const relay = yield* relayStream({
-            upstream: served.reply.events,
-            withheld: (event) => excludesReasoning && isReasoningText(event),
-            drainTimeoutMs: config.exchange.drainTimeoutMs
-          })
-          // The bill is not known when a stream starts: the final chunk carries it (x_credits_used).
-          const route = routeFacts(yield* keyRemaining(call.apiKey))
-          const settling = yield* FiberSet.run(finishing, finishStream(relay, scope, call, planned, requestId, served, context))
-          return { _tag: "Stream", meta, route, events: relay.events, settled: Fiber.join(settling) } satisfies Reply
-        }).pipe(
-          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))),
-          Effect.catchAllCause(refusalOf)
-        ))
-
-    /** Plans, then hands the request to its detached fiber and waits for the reply to start. */
-    const serve = Effect.fn("Exchange.serve")(function* (call: InferenceCall): Effect.fn.Return<Reply, ServeFailure> {
-      const rate = yield* admit(call.apiKey)
-      const planned = yield* planner.plan(call)
-      // Not the client's to interrupt (FiberSet.run forks outside the caller): a client that leaves stops waiting, not
-      // the request. Inside, races and timeouts still work.
-      return yield* Fiber.join(yield* FiberSet.run(answering, answer(call, planned, rate)))
-    })
 
     return { serve, routable: planner.routable } as const
   }),
