@@ -1,6 +1,9 @@
 /**
  * Every migration, statically imported so the same record works under tsx, vitest and a bundle.
  * Add a file `NNNN_name.ts` and one line here; ids only ever grow.
+ *
+ * Repeatable migrations (under repeatable/) are SQL texts applied after the numbered ones whenever their sha256
+ * changes: CREATE OR REPLACE definitions kept in one readable place (the ledger's functions).
  */
 import foundation from "./0001_foundation.ts"
 import catalog from "./0002_catalog.ts"
@@ -25,6 +28,8 @@ import priceSources from "./0020_price_sources.ts"
 import storedResponses from "./0021_stored_responses.ts"
 import embeddingModels from "./0022_embedding_models.ts"
 import embeddingsFormat from "./0023_embeddings_format.ts"
+import repeatableMigrations from "./0024_repeatable_migrations.ts"
+import { ledgerFunctions as ledgerFunctionsInForce } from "./repeatable/ledger.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -49,5 +54,14 @@ export const migrations = {
   "0020_price_sources": priceSources,
   "0021_stored_responses": storedResponses,
   "0022_embedding_models": embeddingModels,
-  "0023_embeddings_format": embeddingsFormat
+  "0023_embeddings_format": embeddingsFormat,
+  "0024_repeatable_migrations": repeatableMigrations
+}
+
+/** Repeatable migrations by name, applied in this order. */
+export const repeatable: ReadonlyArray<RepeatableMigration> = [{ name: "ledger", sql: ledgerFunctionsInForce }]
+
+export interface RepeatableMigration {
+  readonly name: string
+  readonly sql: string
 }

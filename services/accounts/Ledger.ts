@@ -245,10 +245,10 @@ export class Ledger extends Effect.Service<Ledger>()("Ledger", {
     })
 
     /**
-     * Sets `amountWei` aside for request `requestId`: one statement (`ledger_reserve`, migration 0010) that locks the
-     * account, checks the available credit (402 insufficient_balance; a negative balance refuses everything) and every
-     * cap that applies, the key's before the account's (429 spending_limit_reached naming the scope), inserts the hold
-     * and raises the reserved total.
+     * Sets `amountWei` aside for request `requestId`: one statement (`ledger_reserve`, migrations/repeatable/ledger.ts)
+     * that locks the account, checks the available credit (402 insufficient_balance; a negative balance refuses
+     * everything) and every cap that applies, the key's before the account's (429 spending_limit_reached naming the
+     * scope), inserts the hold and raises the reserved total.
      */
     const reserve = Effect.fn("Ledger.reserve")(function* (input: ReserveInput) {
       return yield* positive(input.amountWei).pipe(

@@ -6,8 +6,8 @@
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { LedgerEntryKind, WeiFromNumeric } from "../../domain/accounts/ledger.ts"
+import { ReleaseOutcome, ReserveOutcome, SettleOutcome } from "../../domain/accounts/ledgerOutcomes.ts"
 import { orDieAtRepository } from "../platform/RepositoryBoundary.ts"
-import { SpendingScope } from "../../domain/errors.ts"
 
 const Timestamp = Schema.DateFromSelf
 const NullableWei = Schema.NullOr(WeiFromNumeric)
@@ -103,16 +103,7 @@ export interface ReserveCall {
   readonly memberCfId: string | null
 }
 
-export const ReserveOutcome = Schema.Literal(
-  "reserved",
-  "no_account",
-  "duplicate",
-  "insufficient",
-  // A cap exceeded: the refusal's scope, as the error table names it.
-  ...SpendingScope.literals
-)
-
-/** One settlement of a batch: what `ledger_settle_batch` (migration 0019) reads from its JSON array. */
+/** One settlement of a batch: what `ledger_settle_batch` (migrations/repeatable/ledger.ts) reads from its JSON array. */
 export interface SettleItem {
   readonly requestId: string
   readonly chargeWei: bigint
@@ -121,8 +112,6 @@ export interface SettleItem {
   readonly apiKeyId: string | null
   readonly memberCfId: string | null
 }
-
-export const SettleOutcome = Schema.Literal("settled", "already_settled", "no_hold", "no_account")
 
 export const SettledRow = Schema.Struct({
   requestId: Schema.String,
@@ -238,8 +227,8 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
     })
 
     /**
-     * `ledger_reserve` (migrations 0010, 0014, 0019): the whole reservation, checks included, in one statement; `capped`
-     * says whether any cap (key, pool, account) applied besides the balance.
+     * `ledger_reserve` (migrations/repeatable/ledger.ts): the whole reservation, checks included, in one statement;
+     * `capped` says whether any cap (key, pool, account) applied besides the balance.
      */
     const reserve = SqlSchema.single({
       Request: Schema.Any as Schema.Schema<ReserveCall>,
@@ -260,9 +249,9 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
     })
 
     /**
-     * `ledger_settle_batch` (migration 0019): the items in one statement, so one transaction and one WAL flush, with
-     * `alongside` (a data-modifying statement reading the function's rows as `settled`) in the same statement. The
-     * statement's text does not depend on the batch's size, so PostgreSQL plans it once per connection.
+     * `ledger_settle_batch` (migrations/repeatable/ledger.ts): the items in one statement, so one transaction and one
+     * WAL flush, with `alongside` (a data-modifying statement reading the function's rows as `settled`) in the same
+     * statement. The statement's text does not depend on the batch's size, so PostgreSQL plans it once per connection.
      */
     const settleBatch = SqlSchema.findAll({
       Request: Schema.Any as Schema.Schema<{ items: ReadonlyArray<SettleItem>; at: Date; alongside: Statement.Fragment | undefined }>,
@@ -273,10 +262,10 @@ export class LedgerRepository extends Effect.Service<LedgerRepository>()("Ledger
         SELECT request_id, outcome, hold_found, charged_wei::text AS charged_wei, balance_wei::text AS balance_wei FROM settled`
     })
 
-    /** `ledger_release` (migration 0010). */
+    /** `ledger_release` (migrations/repeatable/ledger.ts). */
     const release = SqlSchema.single({
       Request: Schema.Struct({ requestId: Schema.String, at: Timestamp }),
-      Result: Schema.Struct({ outcome: Schema.Literal("released", "not_live", "no_hold") }),
+      Result: Schema.Struct({ outcome: ReleaseOutcome }),
       execute: ({ at, requestId }) => sql`SELECT outcome FROM ledger_release(${requestId}, ${at})`
     })
 
