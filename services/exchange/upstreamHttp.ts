@@ -8,6 +8,7 @@ import { type Chunk, Data, Duration, Effect, type Either, Queue, Stream, Take } 
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { Readable } from "node:stream"
+import { type ClockTimer, startTimer } from "./clockTimer.ts"
 
 export type UpstreamFailureKind = "status" | "timeout" | "network" | "protocol" | "stream"
 
@@ -40,7 +41,7 @@ export const postJson = (
   body: string,
   firstByteTimeoutMs: number
 ): Effect.Effect<UpstreamResponse, UpstreamFailure> =>
-  Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
+  Effect.clockWith((clock) => Effect.async<UpstreamResponse, UpstreamFailure>((resume) => {
     let target: URL
     try {
       target = new URL(url)
@@ -56,16 +57,16 @@ export const postJson = (
       headers: { ...headers, "content-type": "application/json", "content-length": String(payload.length), accept: "application/json, text/event-stream" }
     })
     let settled = false
-    const timer = setTimeout(() => {
+    const timer = startTimer(clock, firstByteTimeoutMs, () => {
       if (settled) return
       settled = true
       request.destroy()
       resume(Effect.fail(new UpstreamFailure({ kind: "timeout", message: `no answer from ${target.host} within ${firstByteTimeoutMs} ms` })))
-    }, firstByteTimeoutMs)
+    })
     request.on("response", (response) => {
       if (settled) return response.destroy()
       settled = true
-      clearTimeout(timer)
+      timer.cancel()
       const status = response.statusCode ?? 0
       if (status < 400) return resume(Effect.succeed({ status, headers: response.headers, body: response }))
       const chunks: Array<Buffer> = []
@@ -88,16 +89,16 @@ export const postJson = (
     request.on("error", (error) => {
       if (settled) return
       settled = true
-      clearTimeout(timer)
+      timer.cancel()
       resume(Effect.fail(new UpstreamFailure({ kind: "network", message: `${target.host}: ${error.message}` })))
     })
     request.end(payload)
     return Effect.sync(() => {
       settled = true
-      clearTimeout(timer)
+      timer.cancel()
       request.destroy()
     })
-  })
+  }))
 
 /**
  * The whole body as text (non-streaming answers). A vendor sends a whole answer at once after its head, so a body not
@@ -105,29 +106,29 @@ export const postJson = (
  * stops cannot hold a request for longer.
  */
 export const readText = (response: UpstreamResponse, timeoutMs: number): Effect.Effect<string, UpstreamFailure> =>
-  Effect.async<string, UpstreamFailure>((resume) => {
+  Effect.clockWith((clock) => Effect.async<string, UpstreamFailure>((resume) => {
     const chunks: Array<Buffer> = []
-    const idle = setTimeout(() => {
+    const deadline = startTimer(clock, timeoutMs, () => {
       // Failed before the body is destroyed: destroying it emits the cut below, which must not be the reason given.
       resume(Effect.fail(new UpstreamFailure({ kind: "timeout", message: `the answer was not complete ${timeoutMs} ms after its head` })))
       response.body.destroy()
-    }, timeoutMs)
+    })
     response.body.on("data", (chunk: Buffer) => chunks.push(chunk))
     response.body.on("end", () => {
-      clearTimeout(idle)
+      deadline.cancel()
       resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
     })
     const cut = (why: string) => {
-      clearTimeout(idle)
+      deadline.cancel()
       resume(Effect.fail(new UpstreamFailure({ kind: "stream", message: why })))
     }
     response.body.on("error", (error) => cut(`the answer was cut: ${error.message}`))
     response.body.on("aborted", () => cut("the answer was cut"))
     return Effect.sync(() => {
-      clearTimeout(idle)
+      deadline.cancel()
       response.body.destroy()
     })
-  })
+  }))
 
 export interface SseMessage {
   readonly event: string | undefined
@@ -151,6 +152,7 @@ export const openSse = <E>(
   parse: (message: SseMessage) => Either.Either<ReadonlyArray<E>, UpstreamFailure>
 ): Effect.Effect<Stream.Stream<E, UpstreamFailure>, UpstreamFailure> =>
   Effect.gen(function* () {
+    const clock = yield* Effect.clock
     const body = response.body
     const queue = yield* Queue.unbounded<Take.Take<SseMessage, UpstreamFailure>>()
     let carry = ""
@@ -160,11 +162,11 @@ export const openSse = <E>(
     const finish = (take: Take.Take<SseMessage, UpstreamFailure>) => {
       if (done) return
       done = true
-      clearTimeout(idle)
+      idle?.cancel()
       Queue.unsafeOffer(queue, take)
     }
     // Set once the first event is in (the first-event timeout covers the wait before it), refreshed by every read.
-    let idle: ReturnType<typeof setTimeout> | undefined
+    let idle: ClockTimer | undefined
     const line = (text: string) => {
       if (text === "") {
         if (data.length > 0) Queue.unsafeOffer(queue, Take.of({ event, data: data.join("\n") }))
@@ -206,7 +208,7 @@ export const openSse = <E>(
     body.on("close", () => cut("the connection closed before the end"))
     const destroy = Effect.sync(() => {
       done = true
-      clearTimeout(idle)
+      idle?.cancel()
       body.destroy()
     })
     const first = yield* Queue.take(queue).pipe(
@@ -227,7 +229,7 @@ export const openSse = <E>(
       Effect.flatMap((messages) => Effect.forEach(messages, parse)),
       Effect.tapError(() => destroy)
     )
-    if (!done) idle = setTimeout(() => cut(`no data for ${timeouts.idleMs} ms`), timeouts.idleMs)
+    if (!done) idle = startTimer(clock, timeouts.idleMs, () => cut(`no data for ${timeouts.idleMs} ms`))
     return Stream.fromIterable(opened.flat()).pipe(
       Stream.concat(Stream.flattenTake(Stream.fromQueue(queue)).pipe(Stream.mapEffect(parse), Stream.flattenIterables)),
       Stream.ensuring(destroy)
