@@ -5,7 +5,7 @@
  * replica), and a grant acts as its issuer with the issuer's role in the organization as it stands at that call.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Schema } from "effect"
 import {
   type AppGrantStatus,
   type GrantAction,
@@ -64,7 +64,7 @@ const COLUMNS = `g.id, g.account_id::text AS account_id, g.issued_by_cf_id, g.ap
   g.status, g.created_at, g.frozen_at, g.revoked_at, g.last_used_at`
 
 /** Touching `last_used_at` on every call would write on every inference request: once a minute is enough to show. */
-const LAST_USED_RESOLUTION = "60 seconds"
+export const LAST_USED_RESOLUTION = Duration.seconds(60)
 
 export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
   effect: Effect.gen(function* () {
@@ -109,10 +109,13 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
           return yield* new AppGrantRevoked({ message: `App grant ${grant.tokenPrefix}... was revoked: grant the app access again.` })
         }
         if (grant.status === "frozen") return yield* new AppGrantFrozen({ message: `App grant ${grant.tokenPrefix}... is frozen.` })
+        // The time comes from Clock (so TestClock moves the throttle); the stamp and its threshold are one instant.
+        const now = yield* Clock.currentTimeMillis
+        const stale = new Date(now - Duration.toMillis(LAST_USED_RESOLUTION))
         yield* orDieUnlessUnavailable(sql`
-          UPDATE app_grants SET last_used_at = now()
+          UPDATE app_grants SET last_used_at = ${new Date(now)}::timestamptz
           WHERE id = ${grant.id} AND status = 'active'
-            AND (last_used_at IS NULL OR last_used_at < now() - ${LAST_USED_RESOLUTION}::interval)`)
+            AND (last_used_at IS NULL OR last_used_at < ${stale}::timestamptz)`)
         const organization = orgId === null || orgName === null || role === null ? null : { orgId, orgName, role }
         return { grant, organization }
       })
@@ -167,11 +170,11 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
             return yield* new Conflict({ message: `App grant ${id} is revoked: it is kept as a record and cannot change.` })
           }
           if (next._tag === "Unchanged") return grant
-          return yield* orDieAtRepository(updateStatus(id, next.status))
+          return yield* orDieAtRepository(updateStatus(id, next.status, new Date(yield* Clock.currentTimeMillis)))
         })
       ))
 
-    const updateStatus = (id: string, status: AppGrantStatus) =>
+    const updateStatus = (id: string, status: AppGrantStatus, now: Date) =>
       SqlSchema.single({
         Request: Schema.Void,
         Result: GrantRow,
@@ -179,8 +182,8 @@ export class AppGrants extends Effect.Service<AppGrants>()("AppGrants", {
           WITH g AS (
             UPDATE app_grants
             SET status = ${status},
-                frozen_at = CASE WHEN ${status} = 'frozen' THEN now() END,
-                revoked_at = CASE WHEN ${status} = 'revoked' THEN now() END
+                frozen_at = CASE WHEN ${status} = 'frozen' THEN ${now}::timestamptz END,
+                revoked_at = CASE WHEN ${status} = 'revoked' THEN ${now}::timestamptz END
             WHERE id = ${id}
             RETURNING *
           )
