@@ -188,8 +188,9 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
             const row = yield* rowById(m.accountId, id)
             yield* authorised(orgId, row.role, `Revoking ${row.role === "admin" ? "an admin's" : "a member's"} invitation`)
             if (row.status === "accepted") return yield* new Conflict({ message: "An accepted invitation cannot be revoked; remove the member instead." })
-            if (row.status === "pending") yield* sql`UPDATE organization_invitations SET status = 'revoked', revoked_at = now() WHERE id = ${id}`
-            return view(yield* rowById(m.accountId, id), new Date(yield* Clock.currentTimeMillis))
+            const now = new Date(yield* Clock.currentTimeMillis)
+            if (row.status === "pending") yield* sql`UPDATE organization_invitations SET status = 'revoked', revoked_at = ${now}::timestamptz WHERE id = ${id}`
+            return view(yield* rowById(m.accountId, id), now)
           })
         )
       })
@@ -232,12 +233,14 @@ export class Invitations extends Effect.Service<Invitations>()("Invitations", {
           // Accepted before, or by the accept that won a race: exactly one admission per invitation.
           if (row.status === "accepted") return yield* new InvitationAlreadyAccepted({ message: "This invitation was accepted already." })
           if (row.status === "revoked") return yield* new InvitationRevoked({ message: "This invitation was revoked." })
-          if (row.expiresAt.getTime() <= (yield* Clock.currentTimeMillis)) return yield* new InvitationExpired({ message: "This invitation has expired; ask for a new one." })
+          const now = yield* Clock.currentTimeMillis
+          if (row.expiresAt.getTime() <= now) return yield* new InvitationExpired({ message: "This invitation has expired; ask for a new one." })
           if (me?.email !== row.email) {
             return yield* new Forbidden({ message: "This invitation is for another e-mail address; sign in with the invited address (confirmed)." })
           }
           yield* sql`
-            UPDATE organization_invitations SET status = 'accepted', accepted_at = now(), accepted_by_cf_id = ${cfId} WHERE id = ${row.id}`
+            UPDATE organization_invitations SET status = 'accepted', accepted_at = ${new Date(now)}::timestamptz, accepted_by_cf_id = ${cfId}
+            WHERE id = ${row.id}`
           yield* sql`
             INSERT INTO organization_members (account_id, cf_id, role) VALUES (${row.accountId}::bigint, ${cfId}, ${row.role})
             ON CONFLICT (account_id, cf_id) DO NOTHING`

@@ -5,7 +5,7 @@
  * organization's account is revoked in the same transaction), and the active context. Who may do what is domain/accounts/roles.ts.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { CfId, maskEmail, ORGANIZATION_ID_RANDOM_BYTES, OrgId, organizationIdFrom } from "../../domain/accounts/ids.ts"
 import { type Action, actionOverRole, MAX_OWNED_ORGANIZATIONS, refusal, type Role } from "../../domain/accounts/roles.ts"
@@ -169,8 +169,8 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
      * Revokes the account's live keys (only those `member` issued or holds, when given). A revision bump makes every replica's
      * key cache drop them at once (services/accounts/ApiKeys.ts).
      */
-    const revokeKeys = (accountId: string, member?: string) => sql`
-      UPDATE api_keys SET status = 'revoked', revoked_at = now(), frozen_by = NULL, frozen_at = NULL,
+    const revokeKeys = (accountId: string, now: Date, member?: string) => sql`
+      UPDATE api_keys SET status = 'revoked', revoked_at = ${now}::timestamptz, frozen_by = NULL, frozen_at = NULL,
         revision = nextval('api_key_revision_seq')
       WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
         ${member === undefined ? sql`` : sql`AND (issued_by_cf_id = ${member} OR holder_cf_id = ${member})`}`
@@ -179,20 +179,20 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
      * Revokes the account's live app grants (only those `issuedBy` issued, when given): a grant acts as its issuer, who
      * no longer may (services/accounts/AppGrants.ts).
      */
-    const revokeGrants = (accountId: string, issuedBy?: string) => sql`
-      UPDATE app_grants SET status = 'revoked', revoked_at = now(), frozen_at = NULL
+    const revokeGrants = (accountId: string, now: Date, issuedBy?: string) => sql`
+      UPDATE app_grants SET status = 'revoked', revoked_at = ${now}::timestamptz, frozen_at = NULL
       WHERE account_id = ${accountId}::bigint AND status <> 'revoked'
         ${issuedBy === undefined ? sql`` : sql`AND issued_by_cf_id = ${issuedBy}`}`
 
     /**
      * Takes `memberCfId` out: the membership row, their keys and app grants on the organization's account, their
-     * context there.
+     * context there. `now` stamps the revocations (read once from Clock by the operation).
      */
-    const expel = (accountId: string, memberCfId: string) =>
+    const expel = (accountId: string, memberCfId: string, now: Date) =>
       Effect.gen(function* () {
         yield* sql`DELETE FROM organization_members WHERE account_id = ${accountId}::bigint AND cf_id = ${memberCfId}`
-        yield* revokeKeys(accountId, memberCfId)
-        yield* revokeGrants(accountId, memberCfId)
+        yield* revokeKeys(accountId, now, memberCfId)
+        yield* revokeGrants(accountId, now, memberCfId)
         yield* sql`UPDATE identities SET active_account_id = NULL WHERE cf_id = ${memberCfId} AND active_account_id = ${accountId}::bigint`
       })
 
@@ -208,7 +208,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           if (target.role === "owner") return yield* new Conflict({ message: "The owner cannot be removed." })
           if (memberCfId === cfId) return yield* new Conflict({ message: "Use leave to take yourself out of an organization." })
           yield* requireAllowed(m.role, actionOverRole(target.role)!, `Removing ${target.role === "admin" ? "an admin" : "a member"}`)
-          yield* expel(m.accountId, memberCfId)
+          yield* expel(m.accountId, memberCfId, new Date(yield* Clock.currentTimeMillis))
           return { removed: memberCfId }
         })
       )
@@ -223,7 +223,7 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           if (m.role === "owner") {
             return yield* new Conflict({ message: "The owner cannot leave; delete the organization once every other member has left." })
           }
-          yield* expel(m.accountId, cfId)
+          yield* expel(m.accountId, cfId, new Date(yield* Clock.currentTimeMillis))
           return { left: orgId }
         })
       )
@@ -244,10 +244,11 @@ export class Organizations extends Effect.Service<Organizations>()("Organization
           if (BigInt(account!.balanceWei) !== 0n || BigInt(account!.reservedWei) !== 0n) {
             return yield* new Conflict({ message: "The organization still holds credits or live reservations; it can be deleted once it holds none." })
           }
-          yield* expel(m.accountId, cfId)
-          yield* sql`UPDATE organizations SET deleted_at = now() WHERE account_id = ${m.accountId}::bigint`
-          yield* revokeKeys(m.accountId)
-          yield* revokeGrants(m.accountId)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          yield* expel(m.accountId, cfId, now)
+          yield* sql`UPDATE organizations SET deleted_at = ${now}::timestamptz WHERE account_id = ${m.accountId}::bigint`
+          yield* revokeKeys(m.accountId, now)
+          yield* revokeGrants(m.accountId, now)
           return { deleted: orgId }
         })
       )

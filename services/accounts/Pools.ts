@@ -203,7 +203,7 @@ export class Pools extends Effect.Service<Pools>()("Pools", {
           yield* lockOrganization(m.accountId)
           yield* one(m.accountId, poolId)
           yield* sql`DELETE FROM spending_pool_members WHERE pool_id = ${poolId}`
-          yield* sql`UPDATE spending_pools SET deleted_at = now() WHERE id = ${poolId}`
+          yield* sql`UPDATE spending_pools SET deleted_at = ${new Date(yield* Clock.currentTimeMillis)}::timestamptz WHERE id = ${poolId}`
           return { deleted: poolId }
         })
       )
