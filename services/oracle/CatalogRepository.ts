@@ -5,7 +5,7 @@
  * schemas of CatalogRows.ts; what a card changes is decided by domain/catalog/reconcile.ts and only executed here.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { type FamilyRecord, type ModelCard, ModelKind, type PriceCard, type PricePoint, type ProviderRecord } from "../../domain/catalog/card.ts"
 import type { FamilyDecision } from "../../domain/catalog/decisions.ts"
 import { type CatalogChange, reconcileCard } from "../../domain/catalog/reconcile.ts"
@@ -232,15 +232,17 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
           models: yield* storedModels(provider.key),
           prices: yield* storedEntries(provider.key)
         })
+        // One instant (from Clock) stamps every row this card changes.
+        const now = new Date(yield* Clock.currentTimeMillis)
 
         if (plan.provider === "insert") yield* sql`INSERT INTO providers ${sql.insert({ ...provider, source: card.source })}`
         if (plan.provider === "update") {
           yield* sql`UPDATE providers SET name = ${provider.name}, vendor_slug = ${provider.vendorSlug},
-                     pricing_url = ${provider.pricingUrl}, source = ${card.source}, updated_at = now() WHERE key = ${provider.key}`
+                     pricing_url = ${provider.pricingUrl}, source = ${card.source}, updated_at = ${now}::timestamptz WHERE key = ${provider.key}`
         }
         for (const family of plan.familiesToInsert) yield* sql`INSERT INTO families ${sql.insert({ ...family })}`
         for (const family of plan.familiesToUpdate) {
-          yield* sql`UPDATE families SET name = ${family.name}, description = ${family.description}, updated_at = now() WHERE key = ${family.key}`
+          yield* sql`UPDATE families SET name = ${family.name}, description = ${family.description}, updated_at = ${now}::timestamptz WHERE key = ${family.key}`
         }
         for (const model of plan.modelsToInsert) {
           yield* sql`INSERT INTO models ${sql.insert({
@@ -253,35 +255,38 @@ export class CatalogRepository extends Effect.Service<CatalogRepository>()("Cata
         }
         // Every model on the card was seen by this scan (liveness), and comes back if it had been deleted.
         for (const model of plan.modelsSeen) {
-          yield* sql`UPDATE models SET ${sql.update({ ...model.description, lastSeenScan: scanId, deletedAt: null })}, updated_at = now()
+          yield* sql`UPDATE models SET ${sql.update({ ...model.description, lastSeenScan: scanId, deletedAt: null })}, updated_at = ${now}::timestamptz
                      WHERE id = ${model.id}`
         }
-        for (const id of plan.modelsToSoftDelete) yield* sql`UPDATE models SET deleted_at = now(), updated_at = now() WHERE id = ${id}`
+        for (const id of plan.modelsToSoftDelete) yield* sql`UPDATE models SET deleted_at = ${now}::timestamptz, updated_at = ${now}::timestamptz WHERE id = ${id}`
         for (const price of plan.pricesToInsert) yield* insertPricePoint(price.modelId, price.point, scanId, price.fingerprint)
         return [...plan.changes] as Array<CatalogChange>
       }).pipe(orDieAtRepository)
 
     const saveDecisions = (list: ReadonlyArray<FamilyDecision>) =>
-      Effect.forEach(
-        list,
-        (d) => sql`
-          INSERT INTO family_decisions ${sql.insert({
-            id: d.id,
-            decidedOn: d.decidedOn,
-            subject: d.subject,
-            effect: d.effect,
-            modelId: d.model,
-            ruling: d.ruling,
-            rationale: d.rationale,
-            validFrom: d.validFrom,
-            validUntil: d.validUntil
-          })}
-          ON CONFLICT (id) DO UPDATE SET decided_on = excluded.decided_on, subject = excluded.subject,
-            effect = excluded.effect, model_id = excluded.model_id, ruling = excluded.ruling,
-            rationale = excluded.rationale, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
-            updated_at = now()`,
-        { discard: true }
-      ).pipe(orDieAtRepository)
+      Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        yield* Effect.forEach(
+          list,
+          (d) => sql`
+            INSERT INTO family_decisions ${sql.insert({
+              id: d.id,
+              decidedOn: d.decidedOn,
+              subject: d.subject,
+              effect: d.effect,
+              modelId: d.model,
+              ruling: d.ruling,
+              rationale: d.rationale,
+              validFrom: d.validFrom,
+              validUntil: d.validUntil
+            })}
+            ON CONFLICT (id) DO UPDATE SET decided_on = excluded.decided_on, subject = excluded.subject,
+              effect = excluded.effect, model_id = excluded.model_id, ruling = excluded.ruling,
+              rationale = excluded.rationale, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+              updated_at = ${now}::timestamptz`,
+          { discard: true }
+        )
+      }).pipe(orDieAtRepository)
 
     return {
       priceAt,

@@ -97,10 +97,11 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
         orDieAtRepository
       )
 
+    // A scan's stamps come from Clock, like the rest of its times (the basket's asOf).
     const startScan = SqlSchema.single({
-      Request: ScanTrigger,
+      Request: Schema.Struct({ trigger: ScanTrigger, startedAt: Schema.DateFromSelf }),
       Result: Schema.Struct({ id: Schema.String, startedAt: Schema.DateFromSelf }),
-      execute: (trigger) => sql`INSERT INTO price_scans ${sql.insert({ trigger })} RETURNING id, started_at`
+      execute: ({ startedAt, trigger }) => sql`INSERT INTO price_scans ${sql.insert({ trigger, startedAt })} RETURNING id, started_at`
     })
 
     const finishScan = SqlSchema.single({
@@ -109,11 +110,12 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
         outcome: ScanOutcome,
         sources: Schema.String,
         changes: Schema.String,
-        basket: Schema.parseJson(StoredBasket)
+        basket: Schema.parseJson(StoredBasket),
+        finishedAt: Schema.DateFromSelf
       }),
       Result: Schema.Struct({ finishedAt: Schema.DateFromSelf }),
       execute: (row) => sql`
-        UPDATE price_scans SET finished_at = now(), outcome = ${row.outcome}, sources = ${row.sources}::jsonb,
+        UPDATE price_scans SET finished_at = ${row.finishedAt}::timestamptz, outcome = ${row.outcome}, sources = ${row.sources}::jsonb,
           changes = ${row.changes}::jsonb, basket = ${row.basket}::jsonb
         WHERE id = ${row.id} RETURNING finished_at`
     })
@@ -121,7 +123,7 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
     /** Reads, records and governs; returns the full report. Only ever run under the price-scan job's lock. */
     const scanOnce = (trigger: ScanTrigger) =>
       Effect.gen(function* () {
-        const scan = yield* orDieAtRepository(startScan(trigger))
+        const scan = yield* orDieAtRepository(startScan({ trigger, startedAt: new Date(yield* Clock.currentTimeMillis) }))
         const scanId = scan.id
         yield* Effect.logInfo("price scan started").pipe(Effect.annotateLogs({ scanId, trigger }))
 
@@ -170,7 +172,8 @@ export class PriceScan extends Effect.Service<PriceScan>()("PriceScan", {
             outcome,
             sources: JSON.stringify([...sourceReports, decisionsReport]),
             changes: JSON.stringify(changes),
-            basket: { asOf, members: basket.members }
+            basket: { asOf, members: basket.members },
+            finishedAt: new Date(yield* Clock.currentTimeMillis)
           })
         )
 

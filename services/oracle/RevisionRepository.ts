@@ -192,20 +192,25 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
         intendedAt: options.intendedAt
       }).pipe(Effect.map(fromRow), orDieAtRepository)
 
+    /** A statement whose stamps are one instant read from Clock (never the database's own clock). */
+    const stamped = <A, E, R>(statement: (now: Date) => Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Clock.currentTimeMillis, (millis) => statement(new Date(millis)))
+
     const markApproved = (id: string) =>
-      sql`UPDATE revisions SET approved_at = now(), updated_at = now() WHERE id = ${id}`.pipe(orDieAtRepository)
+      stamped((now) => sql`UPDATE revisions SET approved_at = ${now}::timestamptz, updated_at = ${now}::timestamptz WHERE id = ${id}`)
+        .pipe(orDieAtRepository)
 
     const markBroadcast = (id: string, txHash: string) =>
-      sql`UPDATE revisions SET status = 'BROADCAST', tx_hash = ${txHash}, broadcast_at = now(),
-            failure_reason = NULL, failure_message = NULL, updated_at = now() WHERE id = ${id}`.pipe(orDieAtRepository)
+      stamped((now) => sql`UPDATE revisions SET status = 'BROADCAST', tx_hash = ${txHash}, broadcast_at = ${now}::timestamptz,
+            failure_reason = NULL, failure_message = NULL, updated_at = ${now}::timestamptz WHERE id = ${id}`).pipe(orDieAtRepository)
 
     const markFailure = (id: string, reason: string, message: string) =>
-      sql`UPDATE revisions SET failure_reason = ${reason}, failure_message = ${message}, updated_at = now()
-          WHERE id = ${id}`.pipe(orDieAtRepository)
+      stamped((now) => sql`UPDATE revisions SET failure_reason = ${reason}, failure_message = ${message}, updated_at = ${now}::timestamptz
+          WHERE id = ${id}`).pipe(orDieAtRepository)
 
     const markDiscarded = (id: string, message: string) =>
-      sql`UPDATE revisions SET status = 'DISCARDED', failure_message = ${message}, updated_at = now()
-          WHERE id = ${id} AND status = 'PENDING'`.pipe(orDieAtRepository)
+      stamped((now) => sql`UPDATE revisions SET status = 'DISCARDED', failure_message = ${message}, updated_at = ${now}::timestamptz
+          WHERE id = ${id} AND status = 'PENDING'`).pipe(orDieAtRepository)
 
     const confirmedBefore = SqlSchema.findOne({
       Request: Schema.Int,
@@ -225,9 +230,10 @@ export class RevisionRepository extends Effect.Service<RevisionRepository>()("Re
         .withTransaction(
           Effect.gen(function* () {
             const previous = Option.getOrUndefined(yield* confirmedBefore(revision.revisionVersion))
+            const now = new Date(yield* Clock.currentTimeMillis)
             yield* sql`UPDATE revisions SET status = 'CONFIRMED', tx_hash = ${receipt.txHash},
                          published_block = ${receipt.blockNumber.toString()}, published_at = ${receipt.blockTimestamp},
-                         confirmed_at = now(), failure_reason = NULL, failure_message = NULL, updated_at = now()
+                         confirmed_at = ${now}::timestamptz, failure_reason = NULL, failure_message = NULL, updated_at = ${now}::timestamptz
                        WHERE id = ${revision.id}`
             yield* sql`INSERT INTO reconstitution_log ${sql.insert({
               revisionVersion: revision.revisionVersion,

@@ -38,14 +38,15 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
     // this set keeps a job single within the process whatever the backend.
     const runningHere = new Set<string>()
 
+    // Both stamps come from Clock, as the scheduler's "due" rule compares them with Clock (OracleScheduler).
     const recordStart = SqlSchema.single({
-      Request: Schema.String,
+      Request: Schema.Struct({ job: Schema.String, startedAt: Schema.DateFromSelf }),
       Result: Schema.Struct({ id: Schema.String }),
-      execute: (job) => sql`INSERT INTO job_runs ${sql.insert({ job, instanceId })} RETURNING id`
+      execute: ({ job, startedAt }) => sql`INSERT INTO job_runs ${sql.insert({ job, instanceId, startedAt })} RETURNING id`
     })
 
-    const recordEnd = (id: string, outcome: "succeeded" | "failed", summary: string) =>
-      sql`UPDATE job_runs SET finished_at = now(), outcome = ${outcome}, summary = ${clip(summary)} WHERE id = ${id}`
+    const recordEnd = (id: string, finishedAt: Date, outcome: "succeeded" | "failed", summary: string) =>
+      sql`UPDATE job_runs SET finished_at = ${finishedAt}::timestamptz, outcome = ${outcome}, summary = ${clip(summary)} WHERE id = ${id}`
 
     /**
      * Runs `effect` as `job` unless another replica (or this one) is running it: Some(result) when it ran,
@@ -79,14 +80,15 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
               .execute("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_NAMESPACE, job], undefined)
               .pipe(Effect.ignoreLogged)
           )
-          const { id: runId } = yield* orDieAtRepository(recordStart(job))
+          const { id: runId } = yield* orDieAtRepository(recordStart({ job, startedAt: new Date(yield* Clock.currentTimeMillis) }))
           const exit = yield* Effect.exit(effect)
-          recordJobRun(job, Exit.isSuccess(exit), yield* Clock.currentTimeMillis)
+          const finishedAt = yield* Clock.currentTimeMillis
+          recordJobRun(job, Exit.isSuccess(exit), finishedAt)
           yield* orDieUnlessUnavailable(
             Exit.match(exit, {
-              onSuccess: (result) => recordEnd(runId, "succeeded", summarize(result)),
+              onSuccess: (result) => recordEnd(runId, new Date(finishedAt), "succeeded", summarize(result)),
               onFailure: (cause) =>
-                recordEnd(runId, "failed", Cause.isInterruptedOnly(cause) ? "interrupted" : Cause.pretty(cause))
+                recordEnd(runId, new Date(finishedAt), "failed", Cause.isInterruptedOnly(cause) ? "interrupted" : Cause.pretty(cause))
             })
           )
           return Option.some(yield* exit)
@@ -132,7 +134,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       execute: (job) => sql`
         SELECT job, instance_id, started_at, finished_at, outcome, summary FROM job_runs
         WHERE job = ${job} AND outcome = 'succeeded'
-        ORDER BY started_at DESC LIMIT 1`
+        ORDER BY started_at DESC, id DESC LIMIT 1`
     })
 
     /** The latest finished run of `job` that succeeded, if any. */
