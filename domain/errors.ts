@@ -3,6 +3,7 @@
  * HTTP status and `type` that table gives. The wire envelope `{error:{message,type,code,param?,details?,issues?}}`
  * is built from this table in one place (src/http/errorEnvelope.ts); nothing else decides a status or a code.
  */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 
 export const ErrorType = Schema.Literal(
@@ -67,6 +68,13 @@ export const ErrorTable = {
 export type ErrorTag = keyof typeof ErrorTable
 export type ErrorCode = (typeof ErrorTable)[ErrorTag]["code"]
 
+/**
+ * The status a class answers with, read from the table: every class below carries it, so a schema of the class
+ * declared with `addError` needs no `{ status }` argument, and the wire schemas (src/http/errorEnvelope.ts) read it
+ * from the class.
+ */
+const status = <A>(tag: ErrorTag): Schema.Annotations.Schema<A> => HttpApiSchema.annotations<A>({ status: ErrorTable[tag].status })
+
 /** One offending field of a request that failed schema validation. */
 export const ValidationIssue = Schema.Struct({
   param: Schema.String.annotations({ description: "Dotted path of the field, e.g. `messages.0.role`" }),
@@ -89,25 +97,26 @@ const withDetails = <D extends Schema.Schema.Any>(details: D) => ({
   details: details
 })
 
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {}
-export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields, status("Unauthorized")) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields, status("Forbidden")) {}
 
 export const OrganizationRole = Schema.Literal("owner", "admin", "member")
 export class OrgRoleRequired extends Schema.TaggedError<OrgRoleRequired>()(
   "OrgRoleRequired",
-  withDetails(Schema.Struct({ minimumRole: OrganizationRole, actualRole: OrganizationRole }))
+  withDetails(Schema.Struct({ minimumRole: OrganizationRole, actualRole: OrganizationRole })),
+  status("OrgRoleRequired")
 ) {}
 
-export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", fields) {}
-export class SignatureReused extends Schema.TaggedError<SignatureReused>()("SignatureReused", fields) {}
-export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", fields) {}
-export class ApiKeyFrozen extends Schema.TaggedError<ApiKeyFrozen>()("ApiKeyFrozen", fields) {}
-export class ApiKeyRevoked extends Schema.TaggedError<ApiKeyRevoked>()("ApiKeyRevoked", fields) {}
-export class InvalidAppGrant extends Schema.TaggedError<InvalidAppGrant>()("InvalidAppGrant", fields) {}
-export class AppGrantFrozen extends Schema.TaggedError<AppGrantFrozen>()("AppGrantFrozen", fields) {}
-export class AppGrantRevoked extends Schema.TaggedError<AppGrantRevoked>()("AppGrantRevoked", fields) {}
-export class ModelRestricted extends Schema.TaggedError<ModelRestricted>()("ModelRestricted", fields) {}
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
+export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", fields, status("InvalidSignature")) {}
+export class SignatureReused extends Schema.TaggedError<SignatureReused>()("SignatureReused", fields, status("SignatureReused")) {}
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", fields, status("InvalidApiKey")) {}
+export class ApiKeyFrozen extends Schema.TaggedError<ApiKeyFrozen>()("ApiKeyFrozen", fields, status("ApiKeyFrozen")) {}
+export class ApiKeyRevoked extends Schema.TaggedError<ApiKeyRevoked>()("ApiKeyRevoked", fields, status("ApiKeyRevoked")) {}
+export class InvalidAppGrant extends Schema.TaggedError<InvalidAppGrant>()("InvalidAppGrant", fields, status("InvalidAppGrant")) {}
+export class AppGrantFrozen extends Schema.TaggedError<AppGrantFrozen>()("AppGrantFrozen", fields, status("AppGrantFrozen")) {}
+export class AppGrantRevoked extends Schema.TaggedError<AppGrantRevoked>()("AppGrantRevoked", fields, status("AppGrantRevoked")) {}
+export class ModelRestricted extends Schema.TaggedError<ModelRestricted>()("ModelRestricted", fields, status("ModelRestricted")) {}
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields, status("BadRequest")) {}
 
 /** How much of a refused value a 422 quotes: enough to recognise it, never a large value whole. */
 export const QUOTED_VALUE_LIMIT = 240
@@ -149,7 +158,7 @@ const boundIssue = (issue: ValidationIssue): ValidationIssue => {
 export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("ValidationFailed", {
   ...fields,
   issues: Schema.optional(Schema.Array(ValidationIssue))
-}) {
+}, status("ValidationFailed")) {
   get type(): ErrorType {
     return this.issues === undefined ? "invalid_request_error" : "validation_error"
   }
@@ -174,21 +183,23 @@ export class ValidationFailed extends Schema.TaggedError<ValidationFailed>()("Va
 
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()(
   "MethodNotAllowed",
-  withDetails(Schema.Struct({ allow: Schema.Array(Schema.String) }))
+  withDetails(Schema.Struct({ allow: Schema.Array(Schema.String) })),
+  status("MethodNotAllowed")
 ) {}
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   "PayloadTooLarge",
-  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+  withDetails(Schema.Struct({ limitBytes: Schema.Number })),
+  status("PayloadTooLarge")
 ) {}
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
-export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", fields) {}
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
-export class InvitationExpired extends Schema.TaggedError<InvitationExpired>()("InvitationExpired", fields) {}
-export class InvitationRevoked extends Schema.TaggedError<InvitationRevoked>()("InvitationRevoked", fields) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, status("NotFound")) {}
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", fields, status("AlreadyExists")) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, status("Conflict")) {}
+export class InvitationExpired extends Schema.TaggedError<InvitationExpired>()("InvitationExpired", fields, status("InvitationExpired")) {}
+export class InvitationRevoked extends Schema.TaggedError<InvitationRevoked>()("InvitationRevoked", fields, status("InvitationRevoked")) {}
 export class InvitationAlreadyAccepted
-  extends Schema.TaggedError<InvitationAlreadyAccepted>()("InvitationAlreadyAccepted", fields)
+  extends Schema.TaggedError<InvitationAlreadyAccepted>()("InvitationAlreadyAccepted", fields, status("InvitationAlreadyAccepted"))
 {}
-export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", fields) {}
+export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()("InsufficientBalance", fields, status("InsufficientBalance")) {}
 
 export const SpendingScope = Schema.Literal(
   "key_daily",
@@ -208,10 +219,11 @@ export class SpendingLimitReached extends Schema.TaggedError<SpendingLimitReache
       /** The organization's spending pool whose cap the request would pass (scopes pool_*). */
       pool: Schema.optional(Schema.Struct({ id: Schema.String, name: Schema.String }))
     })
-  )
+  ),
+  status("SpendingLimitReached")
 ) {}
 
-export class AllKeysExhausted extends Schema.TaggedError<AllKeysExhausted>()("AllKeysExhausted", fields) {}
+export class AllKeysExhausted extends Schema.TaggedError<AllKeysExhausted>()("AllKeysExhausted", fields, status("AllKeysExhausted")) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()(
   "RateLimited",
   withDetails(
@@ -221,9 +233,10 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()(
       limit: Schema.optional(Schema.Number),
       resetEpochSeconds: Schema.optional(Schema.Number)
     })
-  )
+  ),
+  status("RateLimited")
 ) {}
-export class StreamInterrupted extends Schema.TaggedError<StreamInterrupted>()("StreamInterrupted", fields) {}
+export class StreamInterrupted extends Schema.TaggedError<StreamInterrupted>()("StreamInterrupted", fields, status("StreamInterrupted")) {}
 
 export const ChainFailureReason = Schema.Literal(
   "contributor_frozen",
@@ -243,18 +256,21 @@ export class ContractError extends Schema.TaggedError<ContractError>()(
         Schema.Struct({ id: Schema.String, status: Schema.Literal("pending", "refunded"), txHash: Schema.NullOr(Schema.String) })
       )
     })
-  )
+  ),
+  status("ContractError")
 ) {}
 
-export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields, status("InternalError")) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields, status("ServiceUnavailable")) {}
 export class UriTooLong extends Schema.TaggedError<UriTooLong>()(
   "UriTooLong",
-  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+  withDetails(Schema.Struct({ limitBytes: Schema.Number })),
+  status("UriTooLong")
 ) {}
 export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()(
   "HeadersTooLarge",
-  withDetails(Schema.Struct({ limitBytes: Schema.Number }))
+  withDetails(Schema.Struct({ limitBytes: Schema.Number })),
+  status("HeadersTooLarge")
 ) {}
 
 /** Every error class, in the order of SPEC.md's table, then the codes this project adds. */
