@@ -11,8 +11,15 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Option } from "effect"
 import * as AST from "effect/SchemaAST"
+import { type HttpApi, type HttpApiEndpoint, HttpApiSchema } from "@effect/platform"
 import { describe, expect, it } from "vitest"
+import { ApiErrorClasses, ErrorTable } from "../domain/errors.ts"
+import { AdminApi } from "../src/api/AdminApi.ts"
+import { InferenceApi } from "../src/api/InferenceApi.ts"
+import { PagesApi } from "../src/api/PagesApi.ts"
+import { PublicApi } from "../src/api/PublicApi.ts"
 import { ServerApi } from "../src/api/ServerApi.ts"
+import { errorWire } from "../src/http/errorEnvelope.ts"
 
 const ROOT = new URL("..", import.meta.url).pathname
 const SCANNED = ["services", "domain", "src"]
@@ -78,26 +85,158 @@ describe("raw row casts", () => {
 
 /**
  * Who is calling and what a group may answer are declared once (DESIGN.md section 9): no handler checks a role (the
- * services do, through services/accounts/Policy.ts), and an error every endpoint of a group answers is declared on the
- * group (`HttpApiGroup.addError`), not repeated on each endpoint.
+ * services do, through services/accounts/Policy.ts), and each error is declared at one level: the API's errors on the
+ * API, a group's on the group (`HttpApiGroup.addError`, or its middleware's failure), an endpoint only the errors
+ * particular to it. An error on every endpoint of a group, or on more than half the endpoints of a group of at least
+ * four, belongs on the group; group-level errors are documented on every endpoint of the group, so one stays on its
+ * endpoints only where PARTICULAR says why the endpoints without it cannot answer it.
  */
+interface DeclaredGroup {
+  readonly api: string
+  readonly apiErrors: ReadonlyArray<string>
+  readonly group: string
+  readonly groupErrors: ReadonlyArray<string>
+  readonly endpoints: ReadonlyArray<{ readonly endpoint: string; readonly takesInput: boolean; readonly errors: ReadonlyArray<string> }>
+}
+
+const errorNames = (ast: AST.AST): ReadonlyArray<string> =>
+  (AST.isUnion(ast) ? ast.types : [ast])
+    .filter((member) => member._tag !== "NeverKeyword")
+    .map((member) => String(AST.getIdentifierAnnotation(member).pipe(Option.getOrElse(() => member.toString()))))
+
+/** What each group of the served APIs declares, read from the definitions (as the OpenAPI documents read them). */
+const declarations = (): ReadonlyArray<DeclaredGroup> => {
+  const apis = { PublicApi, InferenceApi, AdminApi, PagesApi } as unknown as Record<string, HttpApi.HttpApi.AnyWithProps>
+  const declared = Object.entries(apis).flatMap(([api, definition]) =>
+    Object.values(definition.groups).map((group) => ({
+      api,
+      apiErrors: errorNames(definition.errorSchema.ast),
+      group: group.identifier,
+      groupErrors: errorNames(group.errorSchema.ast),
+      endpoints: Object.values<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>(group.endpoints).map((endpoint) => ({
+        endpoint: endpoint.name,
+        takesInput: [endpoint.pathSchema, endpoint.urlParamsSchema, endpoint.payloadSchema, endpoint.headersSchema].some(Option.isSome),
+        errors: errorNames(endpoint.errorSchema.ast)
+      }))
+    }))
+  )
+  // Every group the server serves is one of these APIs'.
+  expect(declared.map((group) => group.group).sort()).toEqual(Object.keys(ServerApi.groups).sort())
+  return declared
+}
+
+/** The rules above, over declarations; `particular` maps "group: Error" to why it stays on the endpoints. */
+const misplacedErrors = (groups: ReadonlyArray<DeclaredGroup>, particular: ReadonlyMap<string, string>): Array<string> => {
+  const found: Array<string> = []
+  const usedReasons = new Set<string>()
+  for (const { apiErrors, endpoints, group, groupErrors } of groups) {
+    for (const error of groupErrors) if (apiErrors.includes(error)) found.push(`${group}: ${error} is declared again on the group: the API declares it`)
+    const counts = new Map<string, number>()
+    for (const { endpoint, errors } of endpoints) {
+      for (const error of errors) {
+        if (groupErrors.includes(error)) found.push(`${group}.${endpoint}: ${error} is declared again on the endpoint: its group declares it`)
+        else if (apiErrors.includes(error)) found.push(`${group}.${endpoint}: ${error} is declared again on the endpoint: the API declares it`)
+        else counts.set(error, (counts.get(error) ?? 0) + 1)
+      }
+    }
+    for (const [error, count] of counts) {
+      const onEvery = endpoints.length >= 2 && count === endpoints.length
+      const onMost = endpoints.length >= 4 && count > endpoints.length / 2
+      if (!onEvery && !onMost) continue
+      // A 422 on the endpoints that take a path, query or body: the others can fail no schema, so on the group it would
+      // be documented where it cannot happen.
+      const without = endpoints.filter(({ errors }) => !errors.includes(error))
+      if (error === "ValidationFailed" && without.length > 0 && without.every(({ takesInput }) => !takesInput)) continue
+      const key = `${group}: ${error}`
+      if (!onEvery && particular.has(key)) {
+        usedReasons.add(key)
+        continue
+      }
+      found.push(`${group}: ${error} is declared on ${count} of its ${endpoints.length} endpoints: declare it on the group`)
+    }
+  }
+  for (const key of particular.keys()) {
+    if (!usedReasons.has(key)) found.push(`${key} is listed in PARTICULAR but is not repeated on most endpoints of the group: remove the entry`)
+  }
+  return found.sort()
+}
+
+/**
+ * Errors repeated on most endpoints of a group that stay on those endpoints, each with why the endpoints without it
+ * cannot answer it (on the group it would be documented on them too). An endpoint's handler can fail only with what
+ * it, its group or its API declares (the types check it), so an endpoint that does not declare a service error today
+ * never answers it; a 422 comes, besides, from a request that fails its schema, which needs a path, query or body.
+ */
+const PARTICULAR: ReadonlyMap<string, string> = new Map([
+  ["account: NotFound", "getLedger, getFunding and getWithdrawals read the signed-in account's own records and never answer 404"],
+  ["admin: Conflict", "revisions, grantCredits, autoRoutingList, setAutoRoutingList and command have no 409 outcome: their handlers cannot fail with Conflict"],
+  ["apps: Conflict", "createAppGrant and listAppGrants act on no existing grant whose state could refuse them"],
+  ["apps: NotFound", "createAppGrant and listAppGrants name no grant"],
+  ["apps: OrgRoleRequired", "listAppGrants needs no role in the organization"],
+  ["auth: RateLimited", "siweNonce and logout are not sign-in attempts: the sign-in limits do not count them"],
+  ["keys: Conflict", "issueKey and listKeys act on no existing key whose state could refuse them"],
+  ["keys: NotFound", "issueKey and listKeys name no key"],
+  ["keys: OrgRoleRequired", "listKeys needs no role in the organization"],
+  ["orgs: NotFound", "createOrganization and listOrganizations name no organization"],
+  ["orgs: OrgRoleRequired", "reading an organization and its members, leaving, switching context and accepting an invitation need no role, and creating or listing names no organization"],
+  ["pools: OrgRoleRequired", "listPools and getPool need no role: any member reads them"]
+])
+
 describe("declared once", () => {
   it("no handler or HTTP module checks a role: permission checks go through the services' policy", () => {
     const offenders = sourceFiles(Path.join(ROOT, "src")).filter((file) => /\b(requireRole|requireActiveRole|requireAllowed|refusal)\(/.test(withoutComments(Fs.readFileSync(file, "utf8"))))
     expect(offenders.map((file) => Path.relative(ROOT, file))).toEqual([])
   })
 
-  it("no error is repeated on every endpoint of a group", () => {
-    const members = (ast: AST.AST): ReadonlyArray<AST.AST> => (AST.isUnion(ast) ? ast.types : [ast]).filter((member) => member._tag !== "NeverKeyword")
-    const repeated: Array<string> = []
-    for (const group of Object.values(ServerApi.groups)) {
-      const endpoints = Object.values(group.endpoints)
-      if (endpoints.length < 2) continue
-      const [first, ...rest] = endpoints.map((endpoint) => new Set(members(endpoint.errorSchema.ast)))
-      for (const ast of first!) {
-        if (rest.every((set) => set.has(ast))) repeated.push(`${group.identifier}: ${String(AST.getIdentifierAnnotation(ast).pipe(Option.getOrElse(() => ast.toString())))}`)
-      }
-    }
-    expect(repeated).toEqual([])
+  it("no error is declared away from where it belongs, in the API as it is", () => {
+    expect(misplacedErrors(declarations(), PARTICULAR)).toEqual([])
+  })
+
+  it("flags an error repeated on most endpoints of a group, and one declared again below the group or the API", () => {
+    const group = (name: string, groupErrors: ReadonlyArray<string>, ...endpoints: ReadonlyArray<ReadonlyArray<string>>): DeclaredGroup => ({
+      api: "api",
+      apiErrors: ["InternalError"],
+      group: name,
+      groupErrors,
+      endpoints: endpoints.map((errors, i) => ({ endpoint: `e${i + 1}`, takesInput: true, errors }))
+    })
+    // Three of four endpoints: belongs on the group. Two of four: particular to them.
+    expect(misplacedErrors([group("g", [], ["NotFound", "Conflict"], ["NotFound", "Conflict"], ["NotFound"], [])], new Map())).toEqual([
+      "g: NotFound is declared on 3 of its 4 endpoints: declare it on the group"
+    ])
+    // Every endpoint of a small group.
+    expect(misplacedErrors([group("g", [], ["NotFound"], ["NotFound"])], new Map())).toEqual([
+      "g: NotFound is declared on 2 of its 2 endpoints: declare it on the group"
+    ])
+    // A 422 on every endpoint with an input stays there; with an endpoint taking input without it, it is flagged.
+    const noInput = (declared: DeclaredGroup, endpoint: string): DeclaredGroup => ({
+      ...declared,
+      endpoints: declared.endpoints.map((e) => (e.endpoint === endpoint ? { ...e, takesInput: false } : e))
+    })
+    const validating = group("g", [], ["ValidationFailed"], ["ValidationFailed"], ["ValidationFailed"], [])
+    expect(misplacedErrors([noInput(validating, "e4")], new Map())).toEqual([])
+    expect(misplacedErrors([validating], new Map())).toEqual(["g: ValidationFailed is declared on 3 of its 4 endpoints: declare it on the group"])
+    // Declared again on an endpoint or a group.
+    expect(misplacedErrors([group("g", ["NotFound", "InternalError"], ["NotFound"], ["InternalError"])], new Map())).toEqual([
+      "g.e1: NotFound is declared again on the endpoint: its group declares it",
+      "g.e2: InternalError is declared again on the endpoint: its group declares it",
+      "g: InternalError is declared again on the group: the API declares it"
+    ])
+    // A reason why the endpoints without it cannot answer it keeps a repeated error on its endpoints; one no longer needed is flagged.
+    const repeated = group("g", [], ["NotFound"], ["NotFound"], ["NotFound"], [])
+    expect(misplacedErrors([repeated], new Map([["g: NotFound", "e4 names nothing"]]))).toEqual([])
+    expect(misplacedErrors([group("g", [], ["NotFound"], [], [], [])], new Map([["g: NotFound", "e4 names nothing"]]))).toEqual([
+      "g: NotFound is listed in PARTICULAR but is not repeated on most endpoints of the group: remove the entry"
+    ])
+  })
+
+  it("every error class carries the status of the error table, and its wire form the same", () => {
+    const statuses = ApiErrorClasses.map((cls) => [cls._tag, HttpApiSchema.getStatusError(cls), HttpApiSchema.getStatusError(errorWire(cls))])
+    expect(statuses).toEqual(ApiErrorClasses.map((cls) => [cls._tag, ErrorTable[cls._tag].status, ErrorTable[cls._tag].status]))
+  })
+
+  it("no declaration passes a status of its own: it comes from the error class", () => {
+    const offenders = sourceFiles(Path.join(ROOT, "src")).filter((file) => /\.addError\([^\n]*\{\s*status/.test(withoutComments(Fs.readFileSync(file, "utf8"))))
+    expect(offenders.map((file) => Path.relative(ROOT, file))).toEqual([])
   })
 })

@@ -5,8 +5,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LedgerEntryKind, PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { ContractError, InsufficientBalance, NotFound, OrgRoleRequired, ServiceUnavailable, ValidationFailed } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { ContractError, InsufficientBalance, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { PageQuery, reportAllIssues } from "./shared.ts"
 
@@ -132,9 +132,7 @@ export class AccountGroup extends HttpApiGroup.make("account")
     HttpApiEndpoint.put("putLimits", "/v1/account/limits")
       .setPayload(LimitsChange)
       .addSuccess(AccountView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, OrgRoleRequired, ValidationFailed))
       .annotate(OpenApi.Summary, "Replace the account's daily, weekly and monthly spending caps (absent or null: no cap)")
   )
   .add(
@@ -147,18 +145,13 @@ export class AccountGroup extends HttpApiGroup.make("account")
   .add(
     HttpApiEndpoint.get("getFunding", "/v1/account/funding")
       .addSuccess(FundingView)
-      .addError(errorWire(ServiceUnavailable))
       .annotate(OpenApi.Summary, "Where and how to deposit: chain, token, treasury, this account's reference, confirmations")
   )
   .add(
     HttpApiEndpoint.post("postWithdrawal", "/v1/account/withdrawals")
       .setPayload(WithdrawalRequest)
       .addSuccess(WithdrawalSent, { status: 201 })
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(InsufficientBalance))
-      .addError(errorWire(ServiceUnavailable))
-      .addError(errorWire(ContractError))
-      .addError(errorWire(NotFound))
+      .addError(errorsWire(ValidationFailed, InsufficientBalance, ContractError, NotFound))
       .annotate(OpenApi.Summary, "Debit the ledger and send the tokens from the treasury through the relayer")
   )
   .add(

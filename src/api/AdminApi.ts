@@ -5,7 +5,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Conflict, ContractError, NotFound, Unauthorized, ValidationFailed } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { AlwaysPossibleErrors, reportAllIssues } from "./shared.ts"
 
@@ -89,50 +89,43 @@ export const OperatorCommandRequest = reportAllIssues(
 ).annotations({ identifier: "OperatorCommandRequest" })
 
 
+/** Publishing or re-forking a revision on the chain: the call reverted or went unconfirmed (500), the same job already running here or on another replica (409). */
+const RevisionWriteErrors = errorsWire(ContractError, Conflict)
+
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(HttpApiEndpoint.get("revisions", "/v1/admin/revisions").addSuccess(Schema.Struct({ revisions: Schema.Array(AdminRevision) })))
   .add(
     HttpApiEndpoint.post("publish", "/v1/admin/revisions/publish")
       .addSuccess(PublishResult)
-      .addError(errorWire(ContractError))
-      .addError(errorWire(Conflict))
+      .addError(RevisionWriteErrors)
   )
   .add(
     HttpApiEndpoint.post("approve")`/v1/admin/revisions/${revisionParam}/approve`
       .addSuccess(AdminRevision)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ContractError))
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Conflict))
+      .addError(errorsWire(NotFound, ContractError, ValidationFailed, Conflict))
   )
   .add(
     HttpApiEndpoint.post("discard")`/v1/admin/revisions/${revisionParam}/discard`
       .addSuccess(AdminRevision)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Conflict))
+      .addError(errorsWire(NotFound, ValidationFailed, Conflict))
   )
   .add(
     HttpApiEndpoint.post("refork", "/v1/admin/revisions/refork")
       .addSuccess(PublishResult)
-      .addError(errorWire(ContractError))
-      .addError(errorWire(Conflict))
+      .addError(RevisionWriteErrors)
   )
   .add(HttpApiEndpoint.post("scan", "/v1/admin/scan").addSuccess(ScanResult).addError(errorWire(Conflict)))
   .add(
     HttpApiEndpoint.post("grantCredits")`/v1/admin/accounts/${cfIdParam}/credits`
       .setPayload(CreditGrantRequest)
       .addSuccess(CreditGrant)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, ValidationFailed))
   )
   .add(
     HttpApiEndpoint.post("freezeKey", "/v1/admin/keys/:id/freeze")
       .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.pattern(/^key_[0-9a-f]{16}$/)) }))
       .addSuccess(Schema.Struct({ id: Schema.String, status: Schema.Literal("active", "frozen", "revoked"), frozenBy: Schema.NullOr(Schema.String) }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, Conflict, ValidationFailed))
   )
   .add(HttpApiEndpoint.get("autoRoutingList", "/v1/admin/routing/auto").addSuccess(AutoRoutingList))
   .add(

@@ -19,7 +19,7 @@ import {
   ValidationFailed
 } from "../../domain/errors.ts"
 import type { AuthenticatedGrant } from "../../services/accounts/AppGrants.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues, withoutNul } from "./shared.ts"
 
@@ -59,14 +59,17 @@ export const NewAppGrant = reportAllIssues(
   })
 )
 
+/**
+ * What a change to one existing grant answers besides the group's errors: none such here (404), not in a state that
+ * allows it (409), a role too low in the organization (403), a malformed id (422). Creating and listing name no grant.
+ */
+const OneGrantErrors = errorsWire(NotFound, Conflict, OrgRoleRequired, ValidationFailed)
+
 const action = <const Name extends string>(name: Name, verb: string, summary: string) =>
   HttpApiEndpoint.post(name, `/v1/apps/grants/:id/${verb}`)
     .setPath(reportAllIssues(Schema.Struct({ id: GrantId })))
     .addSuccess(AppGrantView)
-    .addError(errorWire(NotFound))
-    .addError(errorWire(Conflict))
-    .addError(errorWire(OrgRoleRequired))
-    .addError(errorWire(ValidationFailed))
+    .addError(OneGrantErrors)
     .annotate(OpenApi.Summary, summary)
 
 export class AppsGroup extends HttpApiGroup.make("apps")
@@ -74,8 +77,7 @@ export class AppsGroup extends HttpApiGroup.make("apps")
     HttpApiEndpoint.post("createAppGrant", "/v1/apps/grants")
       .setPayload(NewAppGrant)
       .addSuccess(IssuedAppGrant, { status: 201 })
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(OrgRoleRequired, ValidationFailed))
       .annotate(OpenApi.Summary, "Connect an app: a grant for the active context (its token is returned this once)")
   )
   .add(
@@ -144,10 +146,7 @@ export class AccountToolsGroup extends HttpApiGroup.make("accountTools")
     HttpApiEndpoint.post("callAccountTool", "/v1/account-tools/call")
       .setPayload(ToolCall)
       .addSuccess(ToolResult)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(Forbidden))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, Forbidden, OrgRoleRequired, ValidationFailed))
       .annotate(OpenApi.Summary, "Call one account tool in the grant's context")
       .annotate(
         OpenApi.Description,

@@ -17,7 +17,7 @@ import {
   Unauthorized,
   ValidationFailed
 } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { Email, reportAllIssues } from "./shared.ts"
 
@@ -78,8 +78,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       )
       .setPayload(reportAllIssues(Schema.Struct({ email: Email })))
       .addSuccess(CodeSent, { status: 202 })
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(RateLimited))
+      .addError(errorsWire(ValidationFailed, RateLimited))
   )
   .add(
     HttpApiEndpoint.post("emailVerify", "/v1/auth/email/verify")
@@ -94,9 +93,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
         )
       )
       .addSuccess(Me)
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Unauthorized))
-      .addError(errorWire(RateLimited))
+      .addError(errorsWire(ValidationFailed, Unauthorized, RateLimited))
   )
   .add(HttpApiEndpoint.get("siweNonce", "/v1/auth/siwe/nonce")
       .annotate(OpenApi.Summary, "Issues a one-use nonce for a Sign-In with Ethereum message").addSuccess(SiweNonce))
@@ -112,11 +109,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
         )
       )
       .addSuccess(Me)
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Unauthorized))
-      .addError(errorWire(InvalidSignature))
-      .addError(errorWire(SignatureReused))
-      .addError(errorWire(RateLimited))
+      .addError(errorsWire(ValidationFailed, Unauthorized, InvalidSignature, SignatureReused, RateLimited))
   )
   .add(
     HttpApiEndpoint.post("logout", "/v1/auth/logout")
@@ -154,19 +147,13 @@ export class MeGroup extends HttpApiGroup.make("me")
       )
       .setPayload(reportAllIssues(Schema.Struct({ email: Email })))
       .addSuccess(CodeSent, { status: 202 })
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(AlreadyExists))
-      .addError(errorWire(RateLimited))
+      .addError(errorsWire(ValidationFailed, Conflict, AlreadyExists, RateLimited))
   )
   .add(
     HttpApiEndpoint.post("emailVerify", "/v1/me/email/verify")
       .annotate(OpenApi.Summary, "Adds the e-mail to the identity with the code sent to it")
       .setPayload(reportAllIssues(Schema.Struct({ email: Email, code: Code })))
       .addSuccess(Me)
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(Unauthorized))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(AlreadyExists))
+      .addError(errorsWire(ValidationFailed, Conflict, AlreadyExists))
   )
   .middleware(SessionAuth) {}

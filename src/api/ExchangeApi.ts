@@ -12,15 +12,12 @@ import {
   ApiKeyRevoked,
   AppGrantFrozen,
   AppGrantRevoked,
-  Forbidden,
   InsufficientBalance,
-  InternalError,
   InvalidApiKey,
   InvalidAppGrant,
   ModelRestricted,
   NotFound,
   RateLimited,
-  ServiceUnavailable,
   SpendingLimitReached,
   ValidationFailed
 } from "../../domain/errors.ts"
@@ -28,7 +25,7 @@ import { MessageReply } from "../../domain/exchange/wire/anthropicMessagesReply.
 import { ChatCompletion } from "../../domain/exchange/wire/openaiChat.ts"
 import { EmbeddingsReply } from "../../domain/exchange/wire/openaiEmbeddings.ts"
 import { DeletedResponse, InputItemList, InputTokensCount, ResponseObject } from "../../domain/exchange/wire/openaiResponsesReply.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorsWire, errorWire } from "../http/errorEnvelope.ts"
 import { CurrentCredential } from "../../services/accounts/CurrentIdentity.ts"
 import { ApiKeyAuth, credentialBearer, CredentialFailure } from "./ApiKeyAuth.ts"
 import { reportAllIssues } from "./shared.ts"
@@ -66,21 +63,23 @@ export const MessageTokensCount = Schema.Struct({
   input_tokens: Schema.Int.annotations({ description: "The input count a send would reserve for" })
 }).annotations({ identifier: "MessageTokensCount" })
 
+/*
+ * What the inference endpoints answer besides their credential check's errors (a group's middleware) and the API's
+ * 500 and 503, each set declared once: on the group where every endpoint of it answers the set, else on the endpoints.
+ */
+/** A request naming a model, checked against the key's rules and its rate: a refused body (422), a model the key may not use (403), over the key's rate (429). */
+const ModelRequestErrors = errorsWire(ValidationFailed, ModelRestricted, RateLimited)
+/** A request the exchange routes and bills: the balance or a cap cannot cover its hold, or no upstream key can take it. */
+const BilledRequestErrors = errorsWire(InsufficientBalance, SpendingLimitReached, AllKeysExhausted)
+
 export class ChatGroup extends HttpApiGroup.make("chat")
   .add(
       HttpApiEndpoint.post("chatCompletions", "/v1/chat/completions")
         .setPayload(ChatBody)
         .addSuccess(ChatCompletion)
         .addSuccess(EventStream)
-        .addError(errorWire(ValidationFailed))
-        .addError(errorWire(ModelRestricted))
-        .addError(errorWire(Forbidden))
-        .addError(errorWire(InsufficientBalance))
-        .addError(errorWire(SpendingLimitReached))
-        .addError(errorWire(AllKeysExhausted))
-        .addError(errorWire(RateLimited))
-        .addError(errorWire(ServiceUnavailable))
-        .addError(errorWire(InternalError))
+        .addError(BilledRequestErrors)
+        .addError(ModelRequestErrors)
         .annotate(OpenApi.Summary, "Chat completion (OpenAI wire format), streaming or not, billed from the key's account")
         .annotate(
           OpenApi.Description,
@@ -108,15 +107,8 @@ export class EmbeddingsGroup extends HttpApiGroup.make("embeddings")
     HttpApiEndpoint.post("embeddings", "/v1/embeddings")
       .setPayload(EmbeddingsBody)
       .addSuccess(EmbeddingsReply)
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(ModelRestricted))
-      .addError(errorWire(Forbidden))
-      .addError(errorWire(InsufficientBalance))
-      .addError(errorWire(SpendingLimitReached))
-      .addError(errorWire(AllKeysExhausted))
-      .addError(errorWire(RateLimited))
-      .addError(errorWire(ServiceUnavailable))
-      .addError(errorWire(InternalError))
+      .addError(BilledRequestErrors)
+      .addError(ModelRequestErrors)
       .annotate(OpenApi.Summary, "Embeddings (OpenAI wire format) of an embedding model, billed per input token from the key's account")
       .annotate(
         OpenApi.Description,
@@ -134,9 +126,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         .setPayload(MessagesBody)
         .addSuccess(MessageReply)
         .addSuccess(EventStream)
-        .addError(errorWire(InsufficientBalance))
-        .addError(errorWire(SpendingLimitReached))
-        .addError(errorWire(AllKeysExhausted))
+        .addError(BilledRequestErrors)
         .annotate(OpenApi.Summary, "Messages (Anthropic wire format), streaming or not, billed from the key's account")
         .annotate(
           OpenApi.Description,
@@ -158,12 +148,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       )
   )
   // Both the send and the count refuse these.
-  .addError(errorWire(ValidationFailed))
-  .addError(errorWire(ModelRestricted))
-  .addError(errorWire(Forbidden))
-  .addError(errorWire(RateLimited))
-  .addError(errorWire(ServiceUnavailable))
-  .addError(errorWire(InternalError))
+  .addError(ModelRequestErrors)
   .middleware(MessagesKeyAuth)
   .annotate(OpenApi.Title, "Messages") {}
 
@@ -201,9 +186,7 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
       .addSuccess(ResponseObject)
       .addSuccess(EventStream)
       .addError(errorWire(ModelRestricted))
-      .addError(errorWire(InsufficientBalance))
-      .addError(errorWire(SpendingLimitReached))
-      .addError(errorWire(AllKeysExhausted))
+      .addError(BilledRequestErrors)
       .annotate(OpenApi.Summary, "Create a response (OpenAI Responses wire format), streaming or not, billed from the key's account")
       .annotate(
         OpenApi.Description,
@@ -241,12 +224,7 @@ export class ResponsesGroup extends HttpApiGroup.make("responses")
       .addSuccess(InputItemList)
       .annotate(OpenApi.Summary, "The input items of a stored response, paged as OpenAI pages them")
   )
-  .addError(errorWire(ValidationFailed))
-  .addError(errorWire(NotFound))
-  .addError(errorWire(Forbidden))
-  .addError(errorWire(RateLimited))
-  .addError(errorWire(ServiceUnavailable))
-  .addError(errorWire(InternalError))
+  .addError(errorsWire(ValidationFailed, NotFound, RateLimited))
   .middleware(ApiKeyAuth)
   .annotate(OpenApi.Title, "Responses") {}
 
@@ -282,12 +260,7 @@ export class ModelsGroup extends HttpApiGroup.make("models")
   .add(
     HttpApiEndpoint.get("availability", "/v1/models/availability")
       .addSuccess(AvailabilityView)
-      .addError(errorWire(InvalidApiKey))
-      .addError(errorWire(ApiKeyFrozen))
-      .addError(errorWire(ApiKeyRevoked))
-      .addError(errorWire(InvalidAppGrant))
-      .addError(errorWire(AppGrantFrozen))
-      .addError(errorWire(AppGrantRevoked))
+      .addError(errorsWire(InvalidApiKey, ApiKeyFrozen, ApiKeyRevoked, InvalidAppGrant, AppGrantFrozen, AppGrantRevoked))
       .annotate(OpenApi.Summary, "Which models can be served now, and what `auto` resolves to; a Bearer key (or app grant) is optional")
   )
   .annotate(OpenApi.Title, "Models") {}
@@ -332,7 +305,6 @@ export class EstimateGroup extends HttpApiGroup.make("estimate")
       .setUrlParams(EstimateQuery)
       .addSuccess(EstimateView)
       .addError(errorWire(ValidationFailed))
-      .addError(errorWire(ServiceUnavailable))
       .annotate(OpenApi.Summary, "Quote a request without sending it: the model the exchange would choose, its cost and the hold")
   )
   .annotate(OpenApi.Title, "Estimate") {}

@@ -7,8 +7,8 @@ import { Schema } from "effect"
 import { MAX_ALLOWED_MODELS } from "../../domain/accounts/formats.ts"
 import { CfId, KeyId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
-import { Conflict, Forbidden, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { Conflict, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
+import { errorsWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues, withoutNul } from "./shared.ts"
 
@@ -71,15 +71,17 @@ export const ApiKeyChanges = reportAllIssues(
 
 const keyId = HttpApiSchema.param("id", KeyId)
 
+/**
+ * What a change to one existing key answers besides the group's errors: no such key here (404), a revoked one (409),
+ * a role too low in the organization (403), a malformed id or body (422). Issuing and listing name no key.
+ */
+const OneKeyErrors = errorsWire(NotFound, Conflict, OrgRoleRequired, ValidationFailed)
+
 const action = <const Name extends string>(name: Name, verb: string, summary: string) =>
   HttpApiEndpoint.post(name, `/v1/keys/:id/${verb}`)
     .setPath(reportAllIssues(Schema.Struct({ id: KeyId })))
     .addSuccess(ApiKeyView)
-    .addError(errorWire(NotFound))
-    .addError(errorWire(Conflict))
-    .addError(errorWire(Forbidden))
-    .addError(errorWire(OrgRoleRequired))
-    .addError(errorWire(ValidationFailed))
+    .addError(OneKeyErrors)
     .annotate(OpenApi.Summary, summary)
 
 export class KeysGroup extends HttpApiGroup.make("keys")
@@ -87,8 +89,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("issueKey", "/v1/keys")
       .setPayload(NewApiKey)
       .addSuccess(IssuedApiKey, { status: 201 })
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(OrgRoleRequired, ValidationFailed))
       .annotate(OpenApi.Summary, "Issue an API key (the raw key is returned this once)")
   )
   .add(HttpApiEndpoint.get("listKeys", "/v1/keys").addSuccess(ApiKeyList).annotate(OpenApi.Summary, "Every key of the account, revoked ones included"))
@@ -96,10 +97,7 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.patch("updateKey")`/v1/keys/${keyId}`
       .setPayload(ApiKeyChanges)
       .addSuccess(ApiKeyView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(OneKeyErrors)
       .annotate(OpenApi.Summary, "Edit a key's label, caps or allowed models (not a revoked key: 409)")
   )
   .add(action("freezeKey", "freeze", "Freeze a key: refused from its next request"))

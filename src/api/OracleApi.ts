@@ -4,7 +4,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { NotFound, RateLimited, ValidationFailed } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { DateOrInstantParam, InstantParam } from "../../domain/dates.ts"
 import { ModelKeyParam } from "../../domain/oracle/keys.ts"
 import * as S from "../../domain/oracle/schemas.ts"
@@ -91,6 +91,8 @@ export const ORACLE_OPERATION_IDS = {
 type OperationName = keyof typeof ORACLE_OPERATION_IDS
 
 const rateLimited = errorWire(RateLimited)
+/** A read of one item named in the path (a model, a revision, a manifest, a methodology version): none such (404), a malformed name (422). */
+const NamedItemErrors = errorsWire(NotFound, ValidationFailed)
 const get = <const Name extends OperationName>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.get(name, path)
     .annotate(OpenApi.Summary, summary)
@@ -102,8 +104,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(
     HttpApiEndpoint.get("model")`/v1/oracle/models/${keyParam}`
       .addSuccess(S.ModelEntry)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "One basket member or retired ex-member")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.model)
   )
@@ -112,8 +113,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
       .setUrlParams(HistoryQuery)
       .addSuccess(S.PriceHistoryResponse)
       .addSuccess(Csv)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "A model's price over time, each point from the manifest or the catalog")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.priceHistory)
   )
@@ -121,8 +121,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
     HttpApiEndpoint.get("priceAt")`/v1/oracle/models/${keyParam}/price-at`
       .setUrlParams(reportAllIssues(Schema.Struct({ date: DateOrInstantParam })))
       .addSuccess(S.PriceAtResponse)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "A model's price at an instant (cached 60 s)")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.priceAt)
   )
@@ -161,8 +160,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(
     HttpApiEndpoint.get("revision")`/v1/oracle/revisions/${revisionParam}`
       .addSuccess(S.RevisionResponse)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "One confirmed revision")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.revision)
   )
@@ -172,8 +170,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(
     HttpApiEndpoint.get("manifest")`/v1/oracle/manifest/${hashParam}`
       .addSuccess(S.Manifest)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "A confirmed revision's manifest, by its metadataHash")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.manifest)
   )
@@ -208,8 +205,7 @@ export class OracleGroup extends HttpApiGroup.make("oracle")
   .add(
     HttpApiEndpoint.get("methodologyVersion")`/v1/oracle/methodology/${versionParam}`
       .addSuccess(S.MethodologyEntry)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(NamedItemErrors)
       .annotate(OpenApi.Summary, "One methodology record")
       .annotate(OpenApi.Identifier, ORACLE_OPERATION_IDS.methodologyVersion)
   )

@@ -9,7 +9,6 @@ import { CfId, InvitationId, OrgId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import {
   Conflict,
-  Forbidden,
   InsufficientBalance,
   InvitationAlreadyAccepted,
   InvitationExpired,
@@ -17,10 +16,9 @@ import {
   NotFound,
   OrganizationRole,
   OrgRoleRequired,
-  ServiceUnavailable,
   ValidationFailed
 } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorsWire } from "../http/errorEnvelope.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { Email, reportAllIssues, withoutNul } from "./shared.ts"
 
@@ -102,13 +100,24 @@ const invitationParam = HttpApiSchema.param("invitationId", InvitationId)
 const tokenParam = HttpApiSchema.param("token", Token)
 export const memberParam = HttpApiSchema.param("cfId", CfId)
 
+/*
+ * What the endpoints answer besides the group's errors (the session's, and the API's 500 and 503), declared once per
+ * kind of action. None belongs on the group: creating and listing organizations name none (no 404), the list takes no
+ * input (no 422), and reading, leaving, switching context and accepting need no role (no org_role_required).
+ */
+/** An organization named by id: not one of yours (404), a malformed id or body (422). */
+const OneOrganizationErrors = errorsWire(NotFound, ValidationFailed)
+/** An action some roles may take, refused in the organization's present state (409: its owner, a last member...). */
+const ManagingErrors = errorsWire(NotFound, OrgRoleRequired, Conflict, ValidationFailed)
+/** Moving credit between your account and the organization's. */
+const TransferErrors = errorsWire(NotFound, OrgRoleRequired, InsufficientBalance, ValidationFailed)
+
 export class OrgsGroup extends HttpApiGroup.make("orgs")
   .add(
     HttpApiEndpoint.post("createOrganization", "/v1/orgs")
       .setPayload(CreateOrganization)
       .addSuccess(OrganizationView, { status: 201 })
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(Conflict, ValidationFailed))
       .annotate(OpenApi.Summary, "Create an organization you own (at most 10)")
   )
   .add(
@@ -119,119 +128,84 @@ export class OrgsGroup extends HttpApiGroup.make("orgs")
   .add(
     HttpApiEndpoint.get("getOrganization")`/v1/orgs/${orgParam}`
       .addSuccess(OrganizationView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(OneOrganizationErrors)
       .annotate(OpenApi.Summary, "One organization you belong to")
   )
   .add(
     HttpApiEndpoint.del("deleteOrganization")`/v1/orgs/${orgParam}`
       .addSuccess(Schema.Struct({ deleted: OrgId }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(ManagingErrors)
       .annotate(OpenApi.Summary, "Delete an organization (the owner, once every other member left and it holds no credit)")
   )
   .add(
     HttpApiEndpoint.get("listMembers")`/v1/orgs/${orgParam}/members`
       .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(MemberView) }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(OneOrganizationErrors)
       .annotate(OpenApi.Summary, "The members with their roles (e-mails masked for Members)")
   )
   .add(
     HttpApiEndpoint.del("removeMember")`/v1/orgs/${orgParam}/members/${memberParam}`
       .addSuccess(Schema.Struct({ removed: CfId }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(ManagingErrors)
       .annotate(OpenApi.Summary, "Remove a member at once (Admins remove Members, the Owner removes Admins); their keys here are revoked")
   )
   .add(
     HttpApiEndpoint.post("leaveOrganization")`/v1/orgs/${orgParam}/leave`
       .addSuccess(Schema.Struct({ left: OrgId }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, Conflict, ValidationFailed))
       .annotate(OpenApi.Summary, "Leave an organization at once (not its owner); your keys on it are revoked")
   )
   .add(
     HttpApiEndpoint.post("contributeCredits")`/v1/orgs/${orgParam}/credits`
       .setPayload(TransferRequest)
       .addSuccess(TransferView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(InsufficientBalance))
-      .addError(errorWire(ValidationFailed))
+      .addError(TransferErrors)
       .annotate(OpenApi.Summary, "Move credit from your personal account into the organization (any member); requests made there are paid from it")
   )
   .add(
     HttpApiEndpoint.post("withdrawCredits")`/v1/orgs/${orgParam}/credits/withdraw`
       .setPayload(TransferRequest)
       .addSuccess(TransferView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(InsufficientBalance))
-      .addError(errorWire(ValidationFailed))
+      .addError(TransferErrors)
       .annotate(OpenApi.Summary, "Move the organization's available credit to your personal account (the Owner)")
   )
   .add(
     HttpApiEndpoint.post("setContext", "/v1/orgs/context")
       .setPayload(ContextChange)
       .addSuccess(ContextView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(OneOrganizationErrors)
       .annotate(OpenApi.Summary, "Switch the active context: an organization's id, or null for your personal account")
   )
   .add(
     HttpApiEndpoint.post("invite")`/v1/orgs/${orgParam}/invitations`
       .setPayload(Invite)
       .addSuccess(InvitationView, { status: 201 })
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(ServiceUnavailable))
+      .addError(ManagingErrors)
       .annotate(OpenApi.Summary, "Invite an address as Admin (the Owner) or Member (Owners and Admins); the link is mailed")
   )
   .add(
     HttpApiEndpoint.get("listInvitations")`/v1/orgs/${orgParam}/invitations`
       .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(InvitationView) }))
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, OrgRoleRequired, ValidationFailed))
       .annotate(OpenApi.Summary, "The organization's invitations with their states (Owners and Admins)")
   )
   .add(
     HttpApiEndpoint.post("resendInvitation")`/v1/orgs/${orgParam}/invitations/${invitationParam}/resend`
       .addSuccess(InvitationView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
-      .addError(errorWire(ServiceUnavailable))
+      .addError(ManagingErrors)
       .annotate(OpenApi.Summary, "Mail a new link with a new expiry; the old link stops working")
   )
   .add(
     HttpApiEndpoint.post("revokeInvitation")`/v1/orgs/${orgParam}/invitations/${invitationParam}/revoke`
       .addSuccess(InvitationView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
-      .addError(errorWire(ValidationFailed))
+      .addError(ManagingErrors)
       .annotate(OpenApi.Summary, "Revoke a pending invitation (its page stays readable; an accepted one cannot be revoked)")
   )
   .add(
     HttpApiEndpoint.post("acceptInvitation", "/v1/invitations/accept")
       .setPayload(Accept)
       .addSuccess(ContextView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(Forbidden))
-      .addError(errorWire(InvitationAlreadyAccepted))
-      .addError(errorWire(InvitationExpired))
-      .addError(errorWire(InvitationRevoked))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, InvitationAlreadyAccepted, InvitationExpired, InvitationRevoked, ValidationFailed))
       .annotate(OpenApi.Summary, "Accept an invitation addressed to your confirmed e-mail; you enter the organization")
   )
   .middleware(SessionAuth)
@@ -242,8 +216,7 @@ export class InvitationPageGroup extends HttpApiGroup.make("invitationPage")
   .add(
     HttpApiEndpoint.get("invitationPage")`/v1/invitations/${tokenParam}`
       .addSuccess(InvitationPageView)
-      .addError(errorWire(NotFound))
-      .addError(errorWire(ValidationFailed))
+      .addError(errorsWire(NotFound, ValidationFailed))
       .annotate(OpenApi.Summary, "What an invitation's link shows: the invitation while pending, only its state otherwise")
   )
   .annotate(OpenApi.Title, "Invitations") {}

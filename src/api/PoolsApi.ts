@@ -9,7 +9,7 @@ import { MAX_POOL_NAME_LENGTH } from "../../domain/accounts/formats.ts"
 import { CfId, PoolId } from "../../domain/accounts/ids.ts"
 import { PositiveWei, WeiDigits } from "../../domain/accounts/ledger.ts"
 import { Conflict, NotFound, OrgRoleRequired, ValidationFailed } from "../../domain/errors.ts"
-import { errorWire } from "../http/errorEnvelope.ts"
+import { errorWire, errorsWire } from "../http/errorEnvelope.ts"
 import { memberParam, orgParam, Timestamp } from "./OrgsApi.ts"
 import { SessionAuth } from "./SessionAuth.ts"
 import { reportAllIssues, withoutNul } from "./shared.ts"
@@ -43,13 +43,18 @@ const PoolChange = reportAllIssues(
   Schema.Struct({ name: Schema.optional(PoolName), dailyWei: CapField, weeklyWei: CapField, monthlyWei: CapField })
 ).annotations({ description: "A field not given keeps its value; a cap given as null is removed" })
 
+/**
+ * A change to a pool answers, besides the group's errors, a role too low (403) and a state that refuses it (409);
+ * deleting a pool and removing a member answer only the former, reading pools neither.
+ */
+const PoolChangeErrors = errorsWire(OrgRoleRequired, Conflict)
+
 export class PoolsGroup extends HttpApiGroup.make("pools")
   .add(
     HttpApiEndpoint.post("createPool")`/v1/orgs/${orgParam}/pools`
       .setPayload(NewPool)
       .addSuccess(PoolView, { status: 201 })
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
+      .addError(PoolChangeErrors)
       .annotate(OpenApi.Summary, "Create a spending pool with optional daily, weekly and monthly caps (Owners and Admins)")
   )
   .add(
@@ -66,8 +71,7 @@ export class PoolsGroup extends HttpApiGroup.make("pools")
     HttpApiEndpoint.patch("updatePool")`/v1/orgs/${orgParam}/pools/${poolParam}`
       .setPayload(PoolChange)
       .addSuccess(PoolView)
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
+      .addError(PoolChangeErrors)
       .annotate(OpenApi.Summary, "Rename a spending pool or change its caps (Owners and Admins); caps bind from the next request")
   )
   .add(
@@ -79,8 +83,7 @@ export class PoolsGroup extends HttpApiGroup.make("pools")
   .add(
     HttpApiEndpoint.put("addPoolMember")`/v1/orgs/${orgParam}/pools/${poolParam}/members/${memberParam}`
       .addSuccess(PoolView)
-      .addError(errorWire(OrgRoleRequired))
-      .addError(errorWire(Conflict))
+      .addError(PoolChangeErrors)
       .annotate(OpenApi.Summary, "Put a member in the pool (Owners and Admins); a member is in at most one pool")
   )
   .add(
@@ -90,7 +93,6 @@ export class PoolsGroup extends HttpApiGroup.make("pools")
       .annotate(OpenApi.Summary, "Take a member out of the pool (Owners and Admins)")
   )
   // Every pool operation names an organization (and most a pool or a member): each may be unknown or malformed.
-  .addError(errorWire(NotFound))
-  .addError(errorWire(ValidationFailed))
+  .addError(errorsWire(NotFound, ValidationFailed))
   .middleware(SessionAuth)
   .annotate(OpenApi.Title, "Spending pools") {}

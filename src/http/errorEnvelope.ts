@@ -63,7 +63,8 @@ const makeWireSchema = (cls: ApiErrorClass): Schema.Schema<ApiError, ErrorEnvelo
   return transformed.annotations({
     identifier: cls._tag,
     description: `${spec.code}: ${spec.when}`,
-    ...HttpApiSchema.annotations({ status: spec.status })
+    // The class carries its status from the table (domain/errors.ts); the wire form answers with the same one.
+    ...HttpApiSchema.annotations({ status: HttpApiSchema.getStatusError(cls) })
   }) as unknown as Schema.Schema<
     ApiError,
     ErrorEnvelope
@@ -81,6 +82,16 @@ export const errorWire = <C extends ApiErrorClass>(cls: C): Schema.Schema<Instan
   }
   return schema as unknown as Schema.Schema<InstanceType<C>, ErrorEnvelope>
 }
+
+/**
+ * The wire schemas of several classes as one union, each member keeping its own status: a set of errors that several
+ * endpoints of a group answer (not all of them, else it belongs on the group) is named once and declared with
+ * `.addError(errorsWire(NotFound, ValidationFailed))`.
+ */
+export const errorsWire = <const C extends ReadonlyArray<ApiErrorClass>>(
+  ...classes: C
+): Schema.Schema<InstanceType<C[number]>, ErrorEnvelope> =>
+  Schema.Union(...classes.map(errorWire)) as unknown as Schema.Schema<InstanceType<C[number]>, ErrorEnvelope>
 
 /** Headers some codes carry beside the body. */
 const headersFor = (error: ApiError): Record<string, string> => {
