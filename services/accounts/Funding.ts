@@ -5,7 +5,7 @@
  * publishing's; the Ledger stays the only writer of balances.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { type Hex, keccak256, toHex } from "viem"
 import { ServiceUnavailable } from "../../domain/errors.ts"
 import { type FundingContracts, FundingContractsTag, treasuryAbi } from "../chain/funding.ts"
@@ -126,9 +126,10 @@ export class Funding extends Effect.Service<Funding>()("Funding", {
           if (written.applied) outcome.credited += 1
           else outcome.alreadyCredited += 1
         }
+        const now = new Date(yield* Clock.currentTimeMillis)
         yield* db(sql`
-          INSERT INTO funding_scan_state (treasury, next_block, updated_at) VALUES (${treasury}, ${(to + 1n).toString()}, now())
-          ON CONFLICT (treasury) DO UPDATE SET next_block = GREATEST(funding_scan_state.next_block, EXCLUDED.next_block), updated_at = now()
+          INSERT INTO funding_scan_state (treasury, next_block, updated_at) VALUES (${treasury}, ${(to + 1n).toString()}, ${now}::timestamptz)
+          ON CONFLICT (treasury) DO UPDATE SET next_block = GREATEST(funding_scan_state.next_block, EXCLUDED.next_block), updated_at = EXCLUDED.updated_at
         `)
       }
       return outcome satisfies ScanOutcome

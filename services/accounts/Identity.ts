@@ -213,7 +213,8 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
     })
 
     const setDisplayName = Effect.fn("Identities.setDisplayName")(function* (cfId: string, displayName: string) {
-      return yield* sql`UPDATE identities SET display_name = ${displayName}, updated_at = now() WHERE cf_id = ${cfId}`.pipe(
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* sql`UPDATE identities SET display_name = ${displayName}, updated_at = ${now}::timestamptz WHERE cf_id = ${cfId}`.pipe(
         orDieAtRepository,
         Effect.zipRight(require(cfId))
       )
@@ -221,8 +222,9 @@ export class Identities extends Effect.Service<Identities>()("Identities", {
 
     /** Adds an e-mail to an identity that has none (a wallet-only account); one CF ID per e-mail still holds. */
     const attachEmail = Effect.fn("Identities.attachEmail")(function* (cfId: string, email: string): Effect.fn.Return<Identity, AlreadyExists | Conflict> {
+      const now = new Date(yield* Clock.currentTimeMillis)
       const updated = yield* sql`
-        UPDATE identities SET email = ${email}, updated_at = now() WHERE cf_id = ${cfId} AND email IS NULL
+        UPDATE identities SET email = ${email}, updated_at = ${now}::timestamptz WHERE cf_id = ${cfId} AND email IS NULL
         RETURNING cf_id`.pipe(
         Effect.catchIf(isUniqueViolation, () =>
           Effect.fail(new AlreadyExists({ message: "This e-mail belongs to another CF ID.", param: "email" }))

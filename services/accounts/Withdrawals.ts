@@ -166,9 +166,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
       db(
         sql.withTransaction(
           Effect.gen(function* () {
+            const now = new Date(yield* Clock.currentTimeMillis)
             yield* Effect.orDie(ledger.refundWithdrawal(id))
             yield* sql`
-              UPDATE funding_withdrawals SET status = 'refunded', failure_reason = ${reason}, updated_at = now()
+              UPDATE funding_withdrawals SET status = 'refunded', failure_reason = ${reason}, updated_at = ${now}::timestamptz
               WHERE id = ${id} AND status <> 'refunded'
             `
           })
@@ -176,7 +177,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
       ).pipe(Effect.zipRight(findRow(id)))
 
     const confirm = (id: string) =>
-      db(sql`UPDATE funding_withdrawals SET status = 'confirmed', updated_at = now() WHERE id = ${id} AND status = 'pending'`).pipe(
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) =>
+          db(sql`UPDATE funding_withdrawals SET status = 'confirmed', updated_at = ${new Date(now)}::timestamptz WHERE id = ${id} AND status = 'pending'`)
+        ),
         Effect.zipRight(findRow(id))
       )
 
@@ -197,8 +201,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("Withdrawals", {
           )
           const rawTx = yield* chainCall("broadcast", () => wallet.signTransaction(prepared as never))
           const txHash = keccak256(rawTx)
+          const now = new Date(yield* Clock.currentTimeMillis)
           yield* db(sql`
-            UPDATE funding_withdrawals SET status = 'pending', tx_hash = ${txHash}, nonce = ${nonce.toString()}, raw_tx = ${rawTx}, updated_at = now()
+            UPDATE funding_withdrawals SET status = 'pending', tx_hash = ${txHash}, nonce = ${nonce.toString()}, raw_tx = ${rawTx}, updated_at = ${now}::timestamptz
             WHERE id = ${row.id}
           `)
           const sent = yield* Effect.either(
