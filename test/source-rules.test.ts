@@ -27,8 +27,11 @@ const SCANNED = ["services", "domain", "src"]
 /** Files that may read the wall clock directly, each with why. None does today. */
 const ALLOWED: ReadonlyMap<string, string> = new Map()
 
-/** `Date.now` (called or passed as a function) and `new Date()` / `new Date` without an argument. */
-const WALL_CLOCK = /\bDate\.now\b|\bnew Date\s*\(\s*\)|\bnew Date\b(?!\s*\()/g
+/**
+ * `Date.now` (called or passed as a function), `new Date()` / `new Date` without an argument, and SQL's `now()` (the
+ * database's clock, which TestClock cannot move: a statement takes the time as a parameter).
+ */
+const WALL_CLOCK = /\bDate\.now\b|\bnew Date\s*\(\s*\)|\bnew Date\b(?!\s*\()|(?<![.\w])now\(\)/g
 
 const sourceFiles = (dir: string): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -52,9 +55,10 @@ describe("wall-clock reads", () => {
       { line: 4, found: "Date.now" }
     ])
     expect(wallClockReads("new Date(ms)\nnew Date(yield* Clock.currentTimeMillis)\nperformance.now()\n// Date.now() in a comment\n/* new Date() */")).toEqual([])
+    expect(wallClockReads("sql`UPDATE t SET at = now() WHERE id = ${id}`\nsql`UPDATE t SET at = ${now}::timestamptz`")).toEqual([{ line: 1, found: "now()" }])
   })
 
-  it("none under services/, domain/ or src/: time comes from Clock", () => {
+  it("none under services/, domain/ or src/ (SQL included): time comes from Clock", () => {
     const found = SCANNED.flatMap((dir) =>
       sourceFiles(Path.join(ROOT, dir)).flatMap((file) => {
         const relative = Path.relative(ROOT, file)
