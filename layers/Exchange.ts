@@ -26,7 +26,11 @@ import { Jobs } from "../services/platform/Jobs.ts"
 import { RateLimitsLive } from "./RateLimit.ts"
 import { whenRole } from "./Roles.ts"
 
-export const ExchangeLive = Layer.mergeAll(
+/**
+ * The exchange with its vendors behind `upstream`: `UpstreamCalls.Default` (HTTP) in the service, layers/Test.ts
+ * `ScriptedUpstream` for a program or a test that scripts the vendors; the rest is the same.
+ */
+export const exchangeWithUpstream = (upstream: Layer.Layer<UpstreamCalls>) => Layer.mergeAll(
   ModelCatalog.Default,
   // POST /v1/embeddings: held, called and settled as chat, with its own candidates and batches.
   Embeddings.Default,
@@ -42,7 +46,7 @@ export const ExchangeLive = Layer.mergeAll(
   Layer.provideMerge(Headroom.Default),
   Layer.provideMerge(UpstreamRouter.Default),
   // The vendors over HTTP; layers/Test.ts `ScriptedUpstream` answers from a script instead.
-  Layer.provideMerge(UpstreamCalls.Default),
+  Layer.provideMerge(upstream),
   Layer.provideMerge(SettlementService.Default),
   Layer.provideMerge(Generations.Default),
   Layer.provideMerge(GenerationLogs.Default),
@@ -53,3 +57,5 @@ export const ExchangeLive = Layer.mergeAll(
   // The same store as the oracle's limits (memory, or Redis across replicas): the per-key inference rate.
   Layer.provide(RateLimitsLive)
 )
+
+export const ExchangeLive = exchangeWithUpstream(UpstreamCalls.Default)

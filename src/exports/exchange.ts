@@ -4,7 +4,7 @@
  * snapshot (`compute-exchange/oracle`), a SqlClient and the configuration; `Exchange.serve` answers a `Reply` and
  * knows nothing of HTTP.
  */
-export { ExchangeLive } from "../../layers/Exchange.ts"
+export { ExchangeLive, exchangeWithUpstream } from "../../layers/Exchange.ts"
 export { Exchange, type InferenceCall, type Reply, type ServeFailure, type SettledReply } from "../../services/exchange/Exchange.ts"
 export { ModelCatalog } from "../../services/exchange/ModelCatalog.ts"
 export { Quotes } from "../../services/exchange/Quotes.ts"
