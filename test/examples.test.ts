@@ -1,8 +1,9 @@
 /**
  * The programs in examples/ run as their users would run them (their own process, importing the package by its name
- * through package.json `exports`), against a service serving the fixture history: the oracle embedded in another
- * Effect program over the service's database prints the SCU the service's API gives, and the typed client reads the
- * API and gets a refusal as a typed failure.
+ * through package.json `exports`; the `compute-exchange:source` condition maps the name to this checkout's sources,
+ * test/package-install.test.ts runs the built package), against a service serving the fixture history: the oracle
+ * embedded in another Effect program over the service's database prints the SCU the service's API gives, and the
+ * typed client reads the API and gets a refusal as a typed failure.
  */
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
@@ -30,6 +31,7 @@ beforeAll(async () => {
     run(
       process.execPath,
       [
+        "--conditions=compute-exchange:source",
         "--import",
         "tsx",
         "--input-type=module",
@@ -51,7 +53,7 @@ afterAll(async () => {
 })
 
 const example = async (file: string, env: Record<string, string>) => {
-  const { stdout } = await started(run(process.execPath, ["--import", "tsx", file], { cwd: projectRoot, env: cleanEnv(env), timeout: 60_000 }))
+  const { stdout } = await started(run(process.execPath, ["--conditions=compute-exchange:source", "--import", "tsx", file], { cwd: projectRoot, env: cleanEnv(env), timeout: 60_000 }))
   return stdout
 }
 
