@@ -2,8 +2,8 @@
  * Every migration, statically imported so the same record works under tsx, vitest and a bundle.
  * Add a file `NNNN_name.ts` and one line here; ids only ever grow.
  *
- * Repeatable migrations (under repeatable/) are SQL texts applied after the numbered ones whenever their sha256
- * changes: CREATE OR REPLACE definitions kept in one readable place (the ledger's functions).
+ * Repeatable migrations (under repeatable/) are SQL texts applied after the numbered ones whenever their revision
+ * rises: CREATE OR REPLACE definitions kept in one readable place (the ledger's functions).
  */
 import foundation from "./0001_foundation.ts"
 import catalog from "./0002_catalog.ts"
@@ -29,7 +29,7 @@ import storedResponses from "./0021_stored_responses.ts"
 import embeddingModels from "./0022_embedding_models.ts"
 import embeddingsFormat from "./0023_embeddings_format.ts"
 import repeatableMigrations from "./0024_repeatable_migrations.ts"
-import { ledgerFunctions as ledgerFunctionsInForce } from "./repeatable/ledger.ts"
+import { ledgerFunctions as ledgerFunctionsInForce, ledgerRevision } from "./repeatable/ledger.ts"
 
 export const migrations = {
   "0001_foundation": foundation,
@@ -59,9 +59,14 @@ export const migrations = {
 }
 
 /** Repeatable migrations by name, applied in this order. */
-export const repeatable: ReadonlyArray<RepeatableMigration> = [{ name: "ledger", sql: ledgerFunctionsInForce }]
+export const repeatable: ReadonlyArray<RepeatableMigration> = [{ name: "ledger", revision: ledgerRevision, sql: ledgerFunctionsInForce }]
 
 export interface RepeatableMigration {
   readonly name: string
+  /**
+   * Raised with every change of the text: a database is given a text only over an older revision, so an older build
+   * restarting during a rolling deploy does not put its older functions back.
+   */
+  readonly revision: number
   readonly sql: string
 }

@@ -19,7 +19,7 @@ import {
 } from "../domain/accounts/ledgerOutcomes.ts"
 import { fixedClock } from "../layers/Test.ts"
 import { migrations, repeatable } from "../migrations/index.ts"
-import { ledgerFunctions } from "../migrations/repeatable/ledger.ts"
+import { ledgerFunctions, ledgerRevision } from "../migrations/repeatable/ledger.ts"
 import { pgClientLayer } from "../services/platform/Database.ts"
 import {
   applyRepeatableMigrations,
@@ -137,7 +137,7 @@ const storedFunctions = Effect.gen(function* () {
 })
 
 const recorded = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ name: string; sha256: string; appliedAt: Date }>`SELECT name, sha256, applied_at FROM repeatable_migrations ORDER BY name`
+  sql<{ name: string; revision: number; sha256: string; appliedAt: Date }>`SELECT name, revision, sha256, applied_at FROM repeatable_migrations ORDER BY name`
 )
 
 const at = (iso: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, fixedClock(new Date(iso)))
@@ -184,26 +184,26 @@ describe.each(backends)("the repeatable ledger migration on %s", (backend) => {
       expect(applied.get(name)!.definition, name).toBe(fromHistory.get(name)!.definition)
     }
     expect(await run(recorded)).toEqual([
-      { name: "ledger", sha256: repeatableHash(ledgerFunctions), appliedAt: new Date("2026-11-29T00:00:00Z") }
+      { name: "ledger", revision: ledgerRevision, sha256: repeatableHash(ledgerFunctions), appliedAt: new Date("2026-11-29T00:00:00Z") }
     ])
 
     // A later start (the whole migration, as at boot) finds everything current and touches nothing.
     expect(await run(at("2026-11-30T00:00:00Z")(runMigrations))).toEqual([])
     expect(await run(recorded)).toEqual([
-      { name: "ledger", sha256: repeatableHash(ledgerFunctions), appliedAt: new Date("2026-11-29T00:00:00Z") }
+      { name: "ledger", revision: ledgerRevision, sha256: repeatableHash(ledgerFunctions), appliedAt: new Date("2026-11-29T00:00:00Z") }
     ])
     const again = await run(storedFunctions)
     for (const name of inFile.keys()) expect(again.get(name)!.xmin, name).toBe(applied.get(name)!.xmin)
   })
 
-  it("a changed text is applied again with its new hash recorded; the same text again is not", async () => {
+  it("a text of a newer revision is applied with its revision and hash recorded; the same again is not, an older one never", async () => {
     const marker = "-- changed by the test"
     const changedSql = ledgerFunctions.replace(
       "RETURN QUERY SELECT 'released'::text;",
       `RETURN QUERY SELECT 'released'::text; ${marker}`
     )
     expect(changedSql).not.toBe(ledgerFunctions)
-    const changed = [{ name: "ledger", sql: changedSql }]
+    const changed = [{ name: "ledger", revision: ledgerRevision + 1, sql: changedSql }]
     const before = await run(storedFunctions)
 
     expect(await run(at("2026-12-01T00:00:00Z")(applyRepeatableMigrations(changed)))).toEqual(["ledger"])
@@ -211,31 +211,39 @@ describe.each(backends)("the repeatable ledger migration on %s", (backend) => {
     expect(after.get("ledger_release")!.prosrc).toContain(marker)
     expect(after.get("ledger_release")!.xmin).not.toBe(before.get("ledger_release")!.xmin)
     expect(await run(recorded)).toEqual([
-      { name: "ledger", sha256: repeatableHash(changedSql), appliedAt: new Date("2026-12-01T00:00:00Z") }
+      { name: "ledger", revision: ledgerRevision + 1, sha256: repeatableHash(changedSql), appliedAt: new Date("2026-12-01T00:00:00Z") }
     ])
 
     // Unchanged: not applied, applied_at and the functions' rows as they were.
     expect(await run(at("2026-12-02T00:00:00Z")(applyRepeatableMigrations(changed)))).toEqual([])
-    expect(await run(recorded)).toEqual([
-      { name: "ledger", sha256: repeatableHash(changedSql), appliedAt: new Date("2026-12-01T00:00:00Z") }
-    ])
+    expect((await run(recorded))[0]!.appliedAt).toEqual(new Date("2026-12-01T00:00:00Z"))
     const unchanged = await run(storedFunctions)
     for (const [name, row] of after) expect(unchanged.get(name)!.xmin, name).toBe(row.xmin)
 
-    // Back to the file (what the next start of the real service does): the functions in force again.
-    expect(await run(at("2026-12-03T00:00:00Z")(applyRepeatableMigrations(repeatable)))).toEqual(["ledger"])
+    // An older build restarting (the file's own revision, older than the one recorded): the newer text stays in force.
+    expect(await run(at("2026-12-03T00:00:00Z")(applyRepeatableMigrations(repeatable)))).toEqual([])
+    expect((await run(storedFunctions)).get("ledger_release")!.prosrc).toContain(marker)
+
+    // The same revision with another text is refused: the text changed without its revision.
+    const unraised = await run(Effect.exit(applyRepeatableMigrations([{ name: "ledger", revision: ledgerRevision + 1, sql: ledgerFunctions }])))
+    expect(String(unraised)).toContain("changed without its revision")
+    expect((await run(storedFunctions)).get("ledger_release")!.prosrc).toContain(marker)
+
+    // The file's text again under a newer revision: the functions in force again.
+    expect(await run(at("2026-12-04T00:00:00Z")(applyRepeatableMigrations([{ name: "ledger", revision: ledgerRevision + 2, sql: ledgerFunctions }])))).toEqual(["ledger"])
     const restored = await run(storedFunctions)
     for (const [name, row] of before) expect(restored.get(name)!.definition, name).toBe(row.definition)
     expect((await run(recorded))[0]!.sha256).toBe(repeatableHash(ledgerFunctions))
   })
 
-  it("a text that fails leaves the functions and the recorded hash as they were", async () => {
+  it("a text that fails leaves the functions and the recorded revision as they were", async () => {
     const before = await run(storedFunctions)
-    const broken = [{ name: "ledger", sql: `${ledgerFunctions}\n    CREATE OR REPLACE FUNCTION ledger_broken( AS $$ $$;` }]
-    const exit = await run(Effect.exit(at("2026-12-04T00:00:00Z")(applyRepeatableMigrations(broken))))
+    const recordedBefore = await run(recorded)
+    const broken = [{ name: "ledger", revision: recordedBefore[0]!.revision + 1, sql: `${ledgerFunctions}\n    CREATE OR REPLACE FUNCTION ledger_broken( AS $$ $$;` }]
+    const exit = await run(Effect.exit(at("2026-12-05T00:00:00Z")(applyRepeatableMigrations(broken))))
     expect(exit._tag).toBe("Failure")
     expect(String(exit)).toContain('Repeatable migration \\"ledger\\" failed')
-    expect((await run(recorded))[0]!.sha256).toBe(repeatableHash(ledgerFunctions))
+    expect(await run(recorded)).toEqual(recordedBefore)
     const after = await run(storedFunctions)
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort())
     for (const [name, row] of before) expect(after.get(name)!.xmin, name).toBe(row.xmin)
@@ -260,10 +268,10 @@ describe.runIf(availableBackend() === "postgres")("two replicas starting togethe
     const replicaA = await connect(database, scope)
     const replicaB = await connect(database, scope)
     await replicaA(runMigrations)
-    // As if the file had changed since the last start.
-    await replicaA(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE repeatable_migrations SET sha256 = repeat('0', 64)`))
-    const [a, b] = await Promise.all([replicaA(applyRepeatableMigrations()), replicaB(applyRepeatableMigrations())])
+    // A new build whose file changed since the last start: both replicas start on it.
+    const raised = [{ name: "ledger", revision: ledgerRevision + 1, sql: ledgerFunctions }]
+    const [a, b] = await Promise.all([replicaA(applyRepeatableMigrations(raised)), replicaB(applyRepeatableMigrations(raised))])
     expect([a, b].map((names) => names.join(",")).sort()).toEqual(["", "ledger"])
-    expect((await replicaA(recorded)).map((row) => row.sha256)).toEqual([repeatableHash(ledgerFunctions)])
+    expect((await replicaA(recorded)).map((row) => row.revision)).toEqual([ledgerRevision + 1])
   })
 })

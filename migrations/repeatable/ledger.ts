@@ -10,6 +10,9 @@
  * numbered migrations stay as they are (history is append-only).
  *
  * Editing rules (test/ledger-functions.test.ts checks them):
+ *  - Raise `ledgerRevision` with every change of the text. A database takes a text only over an older revision (an
+ *    older build restarting beside newer ones during a rolling deploy leaves the newer functions in force), and a
+ *    start finding the same revision recorded with a different text fails: the text changed without its revision.
  *  - Every statement is CREATE OR REPLACE, so applying the text again is harmless. A change of a function's
  *    argument types or result columns cannot replace it in place: put `DROP FUNCTION IF EXISTS name(old types);`
  *    before its CREATE. A function taken out of this text must be dropped here too: the database's `ledger_*`
@@ -18,6 +21,9 @@
  *    domain/accounts/ledgerOutcomes.ts, which the repository decodes them with.
  *  - Times come from the caller (its Clock), never from now(): the windows and stamps are the service's.
  */
+/** The text's revision: raise it with every change below. */
+export const ledgerRevision = 1
+
 export const ledgerFunctions = `
     -- ledger_reserve_checked: the reservation and its checks, in one statement under the account row lock (so
     -- concurrent requests of one account, or of one organization and its pools, queue and cannot overshoot).

@@ -19,17 +19,20 @@ export const runNumberedMigrations = PgMigrator.run({
   table: MIGRATIONS_TABLE
 }).pipe(Effect.provide(NodeContext.layer))
 
-const RecordedRow = Schema.Struct({ name: Schema.String, sha256: Schema.String })
+const RecordedRow = Schema.Struct({ name: Schema.String, revision: Schema.Number, sha256: Schema.String })
 
 /** The hex sha256 of a repeatable migration's text, as `repeatable_migrations` records it. */
 export const repeatableHash = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
 /**
- * Applies each repeatable migration whose text's sha256 differs from the one recorded (or that was never applied),
- * in order, and records the new hash with the time from the Clock. One transaction, which first takes the lock the
- * numbered migrator takes: two replicas starting together queue there, and the second finds the first one's hashes
- * recorded and applies nothing; a replica running numbered migrations is never interleaved with it. A text that
- * fails leaves everything as it was (the transaction rolls back) and fails the start. Answers the names applied.
+ * Applies each repeatable migration whose revision is newer than the one recorded (or that was never applied), in
+ * order, and records its revision and hash with the time from the Clock. A database holding a newer revision keeps it
+ * (an older build restarting during a rolling deploy must not put its older text back: it says so in a warning); the
+ * same revision with another text fails the start (the text changed without its revision). One transaction, which
+ * first takes the lock the numbered migrator takes: two replicas starting together queue there, and the second finds
+ * the first one's revision recorded and applies nothing; a replica running numbered migrations is never interleaved
+ * with it. A text that fails leaves everything as it was (the transaction rolls back) and fails the start. Answers the
+ * names applied.
  */
 export const applyRepeatableMigrations = (entries: ReadonlyArray<RepeatableMigration> = repeatable) =>
   Effect.gen(function* () {
@@ -40,13 +43,26 @@ export const applyRepeatableMigrations = (entries: ReadonlyArray<RepeatableMigra
         const rows = yield* SqlSchema.findAll({
           Request: Schema.Void,
           Result: RecordedRow,
-          execute: () => sql`SELECT name, sha256 FROM repeatable_migrations`
+          execute: () => sql`SELECT name, revision, sha256 FROM repeatable_migrations`
         })(undefined).pipe(Effect.catchTag("ParseError", Effect.die))
-        const recorded = new Map(rows.map((row) => [row.name, row.sha256]))
+        const recorded = new Map(rows.map((row) => [row.name, row]))
         const applied: Array<string> = []
         for (const migration of entries) {
           const hash = repeatableHash(migration.sql)
-          if (recorded.get(migration.name) === hash) continue
+          const before = recorded.get(migration.name)
+          if (before !== undefined && before.revision > migration.revision) {
+            yield* Effect.logWarning(
+              `repeatable migration "${migration.name}": the database holds revision ${before.revision}, newer than this build's ${migration.revision}; left as it is`
+            )
+            continue
+          }
+          if (before !== undefined && before.revision === migration.revision) {
+            if (before.sha256 === hash) continue
+            return yield* new MigrationError({
+              reason: "failed",
+              message: `Repeatable migration "${migration.name}" changed without its revision (${migration.revision} is recorded with another text): raise its revision`
+            })
+          }
           yield* sql.unsafe(migration.sql).pipe(
             Effect.mapError((cause) =>
               new MigrationError({ reason: "failed", message: `Repeatable migration "${migration.name}" failed`, cause })
@@ -54,8 +70,8 @@ export const applyRepeatableMigrations = (entries: ReadonlyArray<RepeatableMigra
           )
           const at = new Date(yield* Clock.currentTimeMillis)
           yield* sql`
-            INSERT INTO repeatable_migrations (name, sha256, applied_at) VALUES (${migration.name}, ${hash}, ${at})
-            ON CONFLICT (name) DO UPDATE SET sha256 = excluded.sha256, applied_at = excluded.applied_at`
+            INSERT INTO repeatable_migrations (name, revision, sha256, applied_at) VALUES (${migration.name}, ${migration.revision}, ${hash}, ${at})
+            ON CONFLICT (name) DO UPDATE SET revision = excluded.revision, sha256 = excluded.sha256, applied_at = excluded.applied_at`
           applied.push(migration.name)
         }
         return applied
