@@ -29,7 +29,7 @@ describe("npm run migrate", () => {
   it("applies pending migrations, then finds nothing to do", async () => {
     const first = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(first.code).toBe(0)
-    expect(first.output).toMatch(/applied 23 migration\(s\): 0001_foundation, 0002_catalog, 0003_revisions, 0004_identity, 0005_ledger, 0006_api_keys, 0007_funding, 0008_withdrawals, 0009_generations, 0010_ledger_functions, 0011_routing, 0012_points_referrals, 0013_organizations, 0014_pools, 0015_app_grants, 0016_transfers, 0017_key_holders, 0018_generation_logs, 0019_settle_batch, 0020_price_sources, 0021_stored_responses, 0022_embedding_models, 0023_embeddings_format\n/)
+    expect(first.output).toMatch(/applied 24 migration\(s\): 0001_foundation, 0002_catalog, 0003_revisions, 0004_identity, 0005_ledger, 0006_api_keys, 0007_funding, 0008_withdrawals, 0009_generations, 0010_ledger_functions, 0011_routing, 0012_points_referrals, 0013_organizations, 0014_pools, 0015_app_grants, 0016_transfers, 0017_key_holders, 0018_generation_logs, 0019_settle_batch, 0020_price_sources, 0021_stored_responses, 0022_embedding_models, 0023_embeddings_format, 0024_repeatable_migrations\n/)
     const second = await runCli(["migrate"], { DATABASE_URL: database.url, LOG_LEVEL: "WARN" })
     expect(second.code).toBe(0)
     expect(second.output).toMatch(/schema is current; nothing to apply/)
