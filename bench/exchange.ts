@@ -84,7 +84,8 @@
  * not evaluated), BENCH_START_TIMEOUT_SECONDS (240), BENCH_POSTGRES_URL
  * (postgres://postgres@127.0.0.1:5432/postgres: where the bench database is created), BENCH_PORTKEY (true; false
  * skips it), BENCH_TRACING (true; false skips the exchange with traces on), BENCH_CPU_PROF_DIR (unset; set: the
- * service runs with `--cpu-prof` and writes its profile there on exit).
+ * service runs with `--cpu-prof` and writes its profile there on exit), BENCH_TIER_COMPILED (true: the exchange tier runs
+ * `npm run build`'s dist/src/main.js, as deployed; false: through tsx like the service).
  */
 import * as Os from "node:os"
 import { cpuBusyPercent, log, runBench } from "./common.ts"

@@ -22,7 +22,9 @@ export const settings = {
   portkey: flag("BENCH_PORTKEY", true),
   /** BENCH_TRACING=false: no second exchange with traces on (bench/exchangeTracing.ts). */
   tracing: flag("BENCH_TRACING", true),
-  cpuProfDir: process.env["BENCH_CPU_PROF_DIR"]?.trim() || undefined
+  cpuProfDir: process.env["BENCH_CPU_PROF_DIR"]?.trim() || undefined,
+  /** BENCH_TIER_COMPILED=false: the exchange tier runs through tsx like the service, instead of `npm run build`'s dist/. */
+  tierCompiled: flag("BENCH_TIER_COMPILED", true)
 }
 
 // Issue 39's targets (the long-run aim stays 2x Portkey's throughput).

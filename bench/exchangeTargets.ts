@@ -296,8 +296,31 @@ export const startExchange = async (
  * no jobs, no pages. Its accounts are the full service's (it signs nobody in).
  */
 export const startExchangeTier = async (simulatorUrl: string, databaseUrl: string, serviceLog: ServiceLog): Promise<{ readonly baseUrl: string; readonly child: Child }> => {
-  const { handle, baseUrl } = await launchService(simulatorUrl, databaseUrl, serviceLog, { name: "the exchange-only replica", env: { SERVICE_ROLES: "exchange" } })
+  const entry = settings.tierCompiled ? await buildService() : undefined
+  const { handle, baseUrl } = await launchService(simulatorUrl, databaseUrl, serviceLog, {
+    name: "the exchange-only replica",
+    env: { SERVICE_ROLES: "exchange" },
+    ...(entry === undefined ? {} : { entry })
+  })
   return { baseUrl, child: handle }
+}
+
+/**
+ * `npm run build` (compiled JavaScript in dist/, as a deployment runs it rather than through tsx, which holds its
+ * compiler and every module's transform in memory); answers the service's compiled entry point.
+ */
+const buildService = async (): Promise<ReadonlyArray<string>> => {
+  const started = Date.now()
+  log("building the service for the exchange tier (npm run build: compiled JavaScript in dist/, as deployed)...")
+  const build = spawn("npm", ["run", "build"], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  build.stdout.on("data", (data: Buffer) => (output += data.toString("utf8")))
+  build.stderr.on("data", (data: Buffer) => (output += data.toString("utf8")))
+  const ticker = setInterval(() => log(`  still building (${Math.round((Date.now() - started) / 1000)} s)...`), 30_000)
+  const code = await new Promise<number | null>((resolve) => build.on("exit", resolve)).finally(() => clearInterval(ticker))
+  if (code !== 0) throw new Error(`npm run build failed (${code}):\n${output.slice(-4_000)}`)
+  log(`  built in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  return ["dist/src/main.js"]
 }
 
 /** The service started on `databaseUrl` with the bench's settings, once it routes the bench's model. */
@@ -305,7 +328,7 @@ const launchService = async (
   simulatorUrl: string,
   databaseUrl: string,
   serviceLog: ServiceLog,
-  options: { readonly name?: string; readonly env?: NodeJS.ProcessEnv }
+  options: { readonly name?: string; readonly env?: NodeJS.ProcessEnv; readonly entry?: ReadonlyArray<string> }
 ) => {
   const name = options.name ?? "the exchange"
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "cx-bench-exchange-"))
@@ -337,7 +360,10 @@ const launchService = async (
     CHAIN_SYNC_INTERVAL_SECONDS: "0",
     ...options.env
   }
-  const args = [...(settings.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${Path.resolve(settings.cpuProfDir)}`]), "--import", "tsx", "src/main.ts"]
+  const args = [
+    ...(settings.cpuProfDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${Path.resolve(settings.cpuProfDir)}`]),
+    ...(options.entry ?? ["--import", "tsx", "src/main.ts"])
+  ]
   log(
     `starting ${name}... (node ${args.join(" ")}; PORT ${port}; DATA_DIR ${dataDir}; PRICE_DATA_DIR ${priceDir}; LOG_LEVEL=${settings.logLevel}; RATE_LIMIT_ENABLED=false` +
       `${Object.entries(options.env ?? {}).map(([key, value]) => `; ${key}=${value}`).join("")})`
